@@ -1,0 +1,101 @@
+"""The notebook conventions of book/CONTRIBUTING.md, checked on every chapter."""
+import ast
+import re
+
+import yaml
+
+from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
+
+PALETTE_LINE = 'COLORS = {"plain": "#D55E00", "residual": "#0072B2", "pre-LN": "#009E73", "post-LN": "#E69F00"}  # Okabe–Ito'
+SEEDING_CALLS = {"manual_seed", "seed", "default_rng", "Generator"}
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def test_title_cell_has_title_badge_overview_and_time(notebook_path):
+    first = read_notebook(notebook_path).cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# "), "the first cell must be a markdown title"
+    assert f"]({colab_url(notebook_path.name)})" in first.source, "the Colab badge must point to this notebook (run `make badges`)"
+    assert "colab-badge.svg" in first.source
+    assert re.search(r"\*\*Time to run:\*\* about \d+ s", first.source), "state the time to run"
+    assert "**Prerequisites:**" in first.source
+    assert len(first.source.split()) > 80, "the first cell needs a one-paragraph overview"
+
+
+def test_setup_cell_installs_only_what_is_missing(notebook_path):
+    setup = code_cells(read_notebook(notebook_path))[0].source
+    assert "find_spec" in setup, "the setup cell must check for each package before installing it"
+    pip_lines = [i for i, line in enumerate(setup.splitlines()) if "pip" in line and "install" in line]
+    spec_line = next(i for i, line in enumerate(setup.splitlines()) if "find_spec" in line)
+    assert all(i > spec_line for i in pip_lines), "install only after checking what is missing"
+    assert not re.search(r"^\s*[!%]pip", setup, re.M), "no unconditional !pip / %pip"
+    assert PALETTE_LINE in setup, "copy the book's palette line verbatim"
+
+
+def test_parameters_cell_defines_seed_and_full(notebook_path):
+    cells = [c for c in read_notebook(notebook_path).cells if "parameters" in tags(c)]
+    assert len(cells) == 1, "exactly one cell is tagged `parameters`"
+    assigned = {t.id for node in ast.parse(cells[0].source).body if isinstance(node, ast.Assign) for t in node.targets}
+    assert {"SEED", "FULL"} <= assigned
+
+
+def test_randomness_is_seeded_from_parameters(notebook_path):
+    """No seed is a bare literal: every manual_seed/Generator/default_rng takes an expression of SEED (or a variable)."""
+    for cell in code_cells(read_notebook(notebook_path)):
+        if "parameters" in tags(cell):
+            continue
+        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in SEEDING_CALLS:
+                for arg in node.args:
+                    assert not isinstance(arg, ast.Constant), f"seed from SEED, not a literal: {ast.unparse(node)}"
+    assert "manual_seed(SEED" in "".join(c.source for c in code_cells(read_notebook(notebook_path)))
+
+
+def test_committed_with_outputs_and_no_errors(notebook_path):
+    cells = code_cells(read_notebook(notebook_path))
+    assert all(c.execution_count is not None for c in cells), "commit the notebook executed (make execute NB=...)"
+    errors = [o for c in cells for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"committed error output: {errors[0].ename if errors else ''}"
+    streams = " ".join(o.get("text", "") for c in cells for o in c.outputs if o.output_type == "stream")
+    assert "Traceback" not in streams
+
+
+def test_every_figure_has_alt_text(notebook_path):
+    for cell in code_cells(read_notebook(notebook_path)):
+        if any("image/png" in o.get("data", {}) for o in cell.outputs) and "remove-output" not in tags(cell):
+            alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+            assert len(alt) > 20, f"figure without alt text in cell: {cell.source[:80]!r}"
+
+
+def test_exercises_have_marked_solutions_and_self_checks(notebook_path):
+    cells = read_notebook(notebook_path).cells
+    solutions = [i for i, c in enumerate(cells) if "### BEGIN SOLUTION" in c.source]
+    assert len(solutions) >= 3, "at least three exercises"
+    for i in solutions:
+        cell = cells[i]
+        assert cell.source.count("### BEGIN SOLUTION") == cell.source.count("### END SOLUTION")
+        assert {"solution", "hide-input"} <= set(tags(cell)), "solution cells are tagged `solution` and `hide-input`"
+        assert i + 1 < len(cells) and "self-check" in tags(cells[i + 1]), "a self-check cell follows each solution"
+
+
+def test_citations_and_terms_exist(notebook_path):
+    text = "\n".join(c.source for c in read_notebook(notebook_path).cells if c.cell_type == "markdown")
+    bib = (ROOT / "book" / "references.bib").read_text()
+    keys = {k.strip() for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", text) for k in group.split(",")}
+    assert keys, "cite the primary papers"
+    for key in keys:
+        assert re.search(r"@\w+\{" + re.escape(key) + ",", bib), f"{key} is not in book/references.bib"
+    glossary = (ROOT / "book" / "glossary.md").read_text()
+    for term in re.findall(r"\{term\}`([^`<]+)`", text):
+        assert re.search(rf"^{re.escape(term)}$", glossary, re.M), f"{term!r} is not in the glossary"
+
+
+def test_toc_lists_exactly_the_chapters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
+    for f in files:
+        assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f"{f} in _toc.yml does not exist"
+    assert sorted(f for f in files if f.startswith("notebooks/")) == [f"notebooks/{p.stem}" for p in NOTEBOOKS]
