@@ -5,11 +5,12 @@ PY     := $(VENV)/bin/python
 # A copy of the requirements last installed into .venv.
 STAMP  := $(VENV)/.requirements.txt
 NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
-# Progress bars are for people; the book, the tests and the committed outputs stay clean.
-export TQDM_DISABLE := 1
+# Set whenever a machine runs the notebooks: no progress bars and no live widgets (the notebooks read it;
+# nbclient can deadlock on ipywidgets' interact), so the book and committed outputs stay clean.
+export RC_HEADLESS := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: venv book test bench execute badges clean
+.PHONY: venv book test colab-check bench execute badges student grade clean
 
 venv: $(STAMP)
 
@@ -29,7 +30,22 @@ book: venv
 
 # Unit tests and conventions, every notebook under nbval (lax) and under papermill with another SEED.
 test: venv
-	$(PY) -m pytest -p no:cacheprovider tests $(NB) --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(PY) -m pytest -p no:cacheprovider tests $(NB) --nbval-lax --nbval-cell-timeout=600 --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# Every chapter, and its student version, alone in an empty folder in a second venv pinned to Colab's
+# package versions (tests/colab-requirements.txt).
+COLAB_VENV  := .venv-colab
+COLAB_STAMP := $(COLAB_VENV)/.requirements.txt
+
+$(COLAB_STAMP): tests/colab-requirements.txt
+	test -x $(COLAB_VENV)/bin/python || $(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/colab-requirements.txt
+	$(COLAB_VENV)/bin/python -m pip check
+	$(COLAB_VENV)/bin/python -m ipykernel install --sys-prefix --name python3 > /dev/null
+	cp tests/colab-requirements.txt $(COLAB_STAMP)
+
+colab-check: $(COLAB_STAMP)
+	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_notebooks_run.py tests/test_coursework.py -k "another_seed or runs_alone"
 
 # Wall time of every notebook against its budget, and of a cold and a warm `make book`.
 bench: venv
@@ -42,6 +58,15 @@ execute: venv
 # Rewrite every notebook's Colab badge from repository.url in _config.yml.
 badges: venv
 	$(PY) tests/tools/badges.py $(NB)
+
+# Student versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
+student: venv
+	$(PY) tests/tools/student.py $(NB)
+
+# Grade a folder of submitted notebooks of one chapter: make grade SUBMISSIONS=dir CHAPTER=02_identity_and_zero_init
+grade: venv
+	@test -n "$(SUBMISSIONS)" -a -n "$(CHAPTER)" || { echo "usage: make grade SUBMISSIONS=folder CHAPTER=NN_topic"; exit 2; }
+	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)"
 
 clean:
 	rm -rf _build

@@ -1,4 +1,5 @@
 """Shared paths and helpers for the book's tests."""
+import os
 import re
 from pathlib import Path
 
@@ -6,8 +7,10 @@ import nbformat
 import pytest
 import yaml
 
+os.environ.setdefault("RC_HEADLESS", "1")  # kernels the tests start run headless: no bars, no live widgets
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+TEST_SEED = int(os.environ.get("TEST_SEED", "12345"))  # the SEED the tests run notebooks with: not the committed one
 
 
 def load_config() -> dict:

@@ -99,3 +99,13 @@ def test_toc_lists_exactly_the_chapters():
     for f in files:
         assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f"{f} in _toc.yml does not exist"
     assert sorted(f for f in files if f.startswith("notebooks/")) == [f"notebooks/{p.stem}" for p in NOTEBOOKS]
+
+
+def test_live_widgets_only_for_people(notebook_path):
+    """nbclient can deadlock on ipywidgets' interact, so machines (RC_HEADLESS=1) never create one."""
+    for cell in code_cells(read_notebook(notebook_path)):
+        if re.search(r"\binteract(_manual)?\(", cell.source):
+            assert re.search(r"^\s*if (not )?HEADLESS:", cell.source, re.M), "create widgets only `if not HEADLESS`"
+            assert "remove-output" in tags(cell), "tag the widget cell `remove-output`"
+    setup = code_cells(read_notebook(notebook_path))[0].source
+    assert 'HEADLESS = os.environ.get("RC_HEADLESS") == "1"' in setup

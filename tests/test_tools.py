@@ -39,3 +39,9 @@ def test_parameters_are_injected_into_the_tagged_cell():
 def test_missing_parameters_cell_is_a_clear_error():
     with pytest.raises(SystemExit, match="tagged 'parameters'"):
         inject_parameters(notebook("# T", "SEED = 0"), {"SEED": 3})
+
+
+def test_links_in_pages_follow_the_config():
+    from badges import rewrite_links
+    old = "[x](https://colab.research.google.com/github/someone/old/blob/main/notebooks/student/03_gradient_flow.ipynb)"
+    assert rewrite_links(old) == f"[x]({colab_url('student/03_gradient_flow.ipynb')})"

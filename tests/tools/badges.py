@@ -1,4 +1,5 @@
-"""Rewrite each notebook's Open-in-Colab badge from `repository.url` in _config.yml (the one place it is written).
+"""Rewrite every Open-in-Colab link from `repository.url` in _config.yml (the one place it is written):
+each notebook's badge (pointing at that notebook) and the links in book/*.md.
 
 Usage: python tests/tools/badges.py notebooks/*.ipynb
 """
@@ -9,16 +10,23 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from conftest import colab_url  # noqa: E402
+from conftest import ROOT, colab_url  # noqa: E402
 
+COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^/\s)]+/[^/\s)]+/blob/[^/\s)]+/notebooks/(?P<path>[^)\s]+\.ipynb)")
 BADGE = re.compile(r"\]\(https://colab\.research\.google\.com/github/[^)]*\)")
 
 
+def rewrite_links(text: str) -> str:
+    """Point every Colab link at the configured repository, keeping the notebook it names."""
+    return COLAB_LINK.sub(lambda m: colab_url(m["path"]), text)
+
+
 def rewrite_badge(path: Path) -> bool:
-    """Point the badge in the first cell at this notebook; return whether the file changed."""
+    """Point the badge in the notebook's first cell at this notebook; return whether the file changed."""
     nb = nbformat.read(path, as_version=4)
     first = nb.cells[0]
-    new = BADGE.sub(f"]({colab_url(path.name)})", first.source)
+    relative = path.relative_to(ROOT / "notebooks").as_posix() if path.is_relative_to(ROOT / "notebooks") else path.name
+    new = BADGE.sub(f"]({colab_url(relative)})", first.source)
     if new == first.source:
         return False
     first.source = new
@@ -26,6 +34,18 @@ def rewrite_badge(path: Path) -> bool:
     return True
 
 
+def rewrite_pages(pages) -> list:
+    changed = []
+    for page in pages:
+        text = page.read_text()
+        if rewrite_links(text) != text:
+            page.write_text(rewrite_links(text))
+            changed.append(page)
+    return changed
+
+
 if __name__ == "__main__":
     for arg in sys.argv[1:]:
-        print(f"{arg}: {'rewritten' if rewrite_badge(Path(arg)) else 'up to date'}")
+        print(f"{arg}: {'rewritten' if rewrite_badge(Path(arg).resolve()) else 'up to date'}")
+    for page in rewrite_pages(sorted((ROOT / "book").glob("*.md"))):
+        print(f"{page.relative_to(ROOT)}: links rewritten")

@@ -1,6 +1,6 @@
 """Execute notebooks in place with the pinned kernel, so committed outputs come from `.venv`.
 
-Each notebook runs in an empty temporary folder, as it would in Colab, with progress bars off.
+Each notebook runs in an empty temporary folder, as it would in Colab, headless (RC_HEADLESS=1).
 Usage: python tests/tools/execute.py notebooks/02_identity_and_zero_init.ipynb [...]
 """
 import argparse
@@ -19,7 +19,7 @@ def execute(path: Path, parameters: dict | None = None, timeout: int = 600) -> t
     nb = nbformat.read(path, as_version=4)
     if parameters:
         nb = inject_parameters(nb, parameters)
-    os.environ["TQDM_DISABLE"] = "1"
+    os.environ["RC_HEADLESS"] = "1"  # no progress bars, no live widgets
     with tempfile.TemporaryDirectory() as workdir:
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": workdir}})
         start = time.perf_counter()

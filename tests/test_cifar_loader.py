@@ -1,0 +1,125 @@
+"""The FULL-mode CIFAR-10 loader of notebooks/01_degradation.ipynb, on tiny fake batches (CI cannot download).
+
+The loader lives in the notebook's cell tagged `cifar-loader`; it is executed here into a namespace.
+"""
+import hashlib
+import io
+import pickle
+import tarfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+N_PER_BATCH = 4
+
+
+def loader_cells():
+    """notebook name -> source of its cell tagged `cifar-loader` (each notebook must stay a single file)."""
+    cells = {}
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        tagged = [c.source for c in nbformat.read(path, as_version=4).cells if "cifar-loader" in c.metadata.get("tags", [])]
+        assert len(tagged) <= 1, f"{path.name}: at most one cell is tagged cifar-loader"
+        cells.update({path.name: s for s in tagged})
+    return cells
+
+
+LOADERS = loader_cells()
+
+
+def test_every_notebook_carries_the_same_loader():
+    assert "01_degradation.ipynb" in LOADERS
+    assert len(set(LOADERS.values())) == 1, f"the cifar-loader cells of {sorted(LOADERS)} differ: copy chapter 01's"
+
+
+@pytest.fixture(params=sorted(LOADERS))
+def loader(request):
+    namespace = {}
+    exec(compile(LOADERS[request.param], f"{request.param}[cifar-loader]", "exec"), namespace)
+    return namespace
+
+
+def fake_batch(seed):
+    rng = np.random.default_rng(seed)
+    return {b"batch_label": b"fake", b"labels": rng.integers(0, 10, N_PER_BATCH).tolist(),
+            b"data": rng.integers(0, 256, (N_PER_BATCH, 3072), dtype=np.uint8),
+            b"filenames": [b"x.png"] * N_PER_BATCH}
+
+
+def write_batches(folder):
+    folder.mkdir(parents=True)
+    batches = {}
+    for i, name in enumerate([f"data_batch_{k}" for k in range(1, 6)] + ["test_batch"]):
+        batches[name] = fake_batch(i)
+        with open(folder / name, "wb") as f:
+            pickle.dump(batches[name], f)
+    return batches
+
+
+def test_reads_pickle_batches(loader, tmp_path):
+    batches = write_batches(tmp_path / loader["CIFAR_FOLDER"])
+    (x_train, y_train), (x_test, y_test) = loader["load_cifar10"](tmp_path)
+    assert tuple(x_train.shape) == (5 * N_PER_BATCH, 3, 32, 32) and tuple(x_test.shape) == (N_PER_BATCH, 3, 32, 32)
+    assert str(x_train.dtype) == "torch.uint8" and str(y_train.dtype) == "torch.int64"
+    # CIFAR stores each image as 1024 red, then 1024 green, then 1024 blue values, row by row.
+    first = batches["data_batch_1"][b"data"][0]
+    assert np.array_equal(x_train[0].numpy(), first.reshape(3, 32, 32))
+    assert x_train[0, 1, 0, 0].item() == first[1024] and x_train[0, 0, 0, 1].item() == first[1]
+    assert y_train.tolist() == sum((batches[f"data_batch_{k}"][b"labels"] for k in range(1, 6)), [])
+    assert y_test.tolist() == batches["test_batch"][b"labels"]
+
+
+def make_archive(tmp_path):
+    src = tmp_path / "src"
+    write_batches(src / "cifar-10-batches-py")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(src / "cifar-10-batches-py", arcname="cifar-10-batches-py")
+    return buf.getvalue()
+
+
+class FakeResponse(io.BytesIO):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def test_downloads_checks_and_unpacks(loader, tmp_path, monkeypatch):
+    data = make_archive(tmp_path)
+    loader["CIFAR_MD5"] = hashlib.md5(data).hexdigest()
+    urls = []
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: urls.append(url) or FakeResponse(data))
+    (x_train, _), (x_test, _) = loader["load_cifar10"](tmp_path / "data")
+    assert urls == [loader["CIFAR_URL"]]
+    assert len(x_train) == 5 * N_PER_BATCH and len(x_test) == N_PER_BATCH
+    loader["load_cifar10"](tmp_path / "data")  # a second call reads the unpacked files and downloads nothing
+    assert len(urls) == 1
+
+
+def test_bad_checksum_is_a_sentence(loader, tmp_path, monkeypatch):
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: FakeResponse(make_archive(tmp_path)))
+    with pytest.raises(SystemExit, match="MD5"):
+        loader["load_cifar10"](tmp_path / "data")
+    assert not (tmp_path / "data" / "cifar-10-python.tar.gz").exists()
+
+
+def test_no_network_is_a_sentence(loader, tmp_path, monkeypatch):
+    def offline(url, timeout=None):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    with pytest.raises(SystemExit) as excinfo:
+        loader["load_cifar10"](tmp_path / "data")
+    message = str(excinfo.value)
+    assert "could not be downloaded" in message and loader["CIFAR_URL"] in message and "\n" not in message
+    assert not list((tmp_path / "data").glob("*.part"))
+
+
+def test_published_checksum(loader):
+    assert loader["CIFAR_MD5"] == "c58f30108f718f92721af3b95e74349a"
+    assert loader["CIFAR_URL"] == "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"

@@ -1,0 +1,130 @@
+"""`make grade SUBMISSIONS=dir CHAPTER=NN_topic`: grade every submitted notebook of one chapter.
+
+Each submission runs in its own kernel, in an empty folder, headless, with a time limit per cell; a
+cell that raises or loops forever is recorded and the run goes on. Then the chapter's hidden tests
+(`tests/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site)
+run in the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[2]
+HIDDEN = ROOT / "tests" / "hidden"
+MARK = "GRADE "
+
+
+def exercises(chapter: str) -> tuple[str, list]:
+    """The hidden tests' source and the exercise numbers it covers."""
+    path = HIDDEN / f"{chapter}.py"
+    if not path.exists():
+        raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path.relative_to(ROOT)}.")
+    source = path.read_text()
+    return source, sorted(int(n) for n in re.findall(r"^def exercise_(\d+)\(", source, re.M))
+
+
+def grading_cells(source: str, numbers: list) -> list:
+    cells = [nbformat.v4.new_code_cell(source)]
+    for n in numbers:
+        cells.append(nbformat.v4.new_code_cell(
+            "import json as _json\n"
+            "try:\n"
+            f"    exercise_{n}()\n"
+            f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': True}}))\n"
+            "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
+            "    _reason = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
+            f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': False, 'reason': _reason[:300]}}))\n"))
+    return cells
+
+
+def cell_problems(nb, n_submitted: int) -> list:
+    """A sentence for each submitted cell that raised or timed out."""
+    notes = []
+    for i, cell in enumerate(nb.cells[:n_submitted]):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                what = "timed out and was interrupted" if out["ename"] == "KeyboardInterrupt" else f"raised {out['ename']}: {out['evalue'][:120]}"
+                notes.append(f"cell {i} {what}")
+    return notes
+
+
+def grade_one(path: Path, chapter: str, timeout: int) -> dict:
+    """One row: {'student', 'exercise_N': 0/1, 'score', 'reasons', 'notes'}; never raises for a bad submission."""
+    source, numbers = exercises(chapter)
+    row = {"student": path.stem, **{f"exercise_{n}": 0 for n in numbers}, "score": 0, "out_of": len(numbers)}
+    reasons, notes = {n: "no result" for n in numbers}, []
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as err:  # not JSON, not a notebook
+        row.update(reasons="; ".join(f"exercise {n}: not graded" for n in numbers),
+                   notes=f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})")
+        return row
+    n_submitted = len(nb.cells)
+    nb.cells += grading_cells(source, numbers)
+    os.environ["RC_HEADLESS"] = "1"
+    with tempfile.TemporaryDirectory() as workdir:
+        client = NotebookClient(nb, timeout=timeout, interrupt_on_timeout=True, allow_errors=True,
+                                kernel_name="python3", resources={"metadata": {"path": workdir}})
+        try:
+            client.execute()
+        except Exception as err:  # the kernel died, or could not start
+            notes.append(f"execution stopped: {type(err).__name__}: {str(err)[:120]}")
+    notes = cell_problems(nb, n_submitted) + notes
+    for cell in nb.cells[n_submitted:]:
+        for out in cell.get("outputs", []):
+            for line in out.get("text", "").splitlines():
+                if line.startswith(MARK):
+                    result = json.loads(line[len(MARK):])
+                    row[f"exercise_{result['exercise']}"] = int(result["passed"])
+                    reasons[result["exercise"]] = "passed" if result["passed"] else result["reason"]
+    row["score"] = sum(row[f"exercise_{n}"] for n in numbers)
+    row["reasons"] = "; ".join(f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed")
+    row["notes"] = "; ".join(notes)
+    return row
+
+
+def grade(submissions: Path, chapter: str, timeout: int = 120, jobs: int = 2) -> list:
+    paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
+    if not paths:
+        raise SystemExit(f"No .ipynb files in {submissions}.")
+    exercises(chapter)  # fail early on an unknown chapter
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(grade_one, paths, [chapter] * len(paths), [timeout] * len(paths)))
+
+
+def write_csv(rows: list, out: Path) -> None:
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("submissions", type=Path, help="folder of submitted .ipynb files, one per student")
+    ap.add_argument("--chapter", required=True, help="e.g. 02_identity_and_zero_init")
+    ap.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell")
+    ap.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
+    ap.add_argument("--out", type=Path, help="CSV file (default: SUBMISSIONS/grades.csv)")
+    args = ap.parse_args()
+    rows = grade(args.submissions, args.chapter, args.timeout, args.jobs)
+    out = args.out or args.submissions / "grades.csv"
+    write_csv(rows, out)
+    width = max(len(r["student"]) for r in rows)
+    for r in rows:
+        print(f"{r['student']:{width}s}  {r['score']}/{r['out_of']}  {r['reasons'] or 'all passed'}"
+              + (f"  [{r['notes']}]" if r["notes"] else ""))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""`make student`: write notebooks/student/NN_topic.ipynb, the student version of every chapter.
+
+In each student version every `### BEGIN SOLUTION` ... `### END SOLUTION` region becomes
+`raise NotImplementedError("Exercise N: <what to do>")`, every output is cleared, cells tagged
+`hidden-test` are dropped, the self-checks stay, and the Colab badge points at the student copy.
+Usage: python tests/tools/student.py [notebooks/NN_topic.ipynb ...]   (default: every chapter)
+"""
+import copy
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conftest import NOTEBOOKS, ROOT, colab_url  # noqa: E402
+
+STUDENT_DIR = ROOT / "notebooks" / "student"
+SOLUTION = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.M | re.S)
+EXERCISE = re.compile(r"^#+\s*Exercise\s+(?P<number>\d+)\s*:\s*(?P<title>.+)$", re.M)
+BADGE = re.compile(r"\]\(https://colab\.research\.google\.com/github/[^)]*\)")
+NOTE = ("\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "
+        "line with your code, run the cell, then run the self-check below it.")
+
+
+def stub(indent: str, number: str, title: str) -> str:
+    message = f"Exercise {number} ({title.strip().rstrip('.')}): replace this line with your solution."
+    return f"{indent}raise NotImplementedError({message!r})\n"
+
+
+def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """The student version of an instructor notebook (a new object; `nb` is left alone)."""
+    nb = copy.deepcopy(nb)
+    cells, exercise = [], ("?", "complete this exercise.")
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if "hidden-test" in tags:
+            continue
+        if cell.cell_type == "markdown":
+            headings = EXERCISE.findall(cell.source)
+            if headings:
+                exercise = headings[-1]
+        elif cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            cell.metadata.pop("execution", None)
+            if "### BEGIN SOLUTION" in cell.source:
+                cell.source = SOLUTION.sub(lambda m: stub(m["indent"], *exercise), cell.source)
+                cell.metadata["tags"] = [t for t in tags if t != "hide-input"]
+        cells.append(cell)
+    nb.cells = cells
+    title = nb.cells[0]
+    title.source = BADGE.sub(f"]({colab_url('student/' + name)})", title.source)
+    if NOTE.strip() not in title.source:
+        title.source += NOTE
+    return nb
+
+
+def write_student_versions(notebooks: list, out_dir: Path = STUDENT_DIR) -> list:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in notebooks:
+        target = out_dir / path.name
+        nbformat.write(student_version(nbformat.read(path, as_version=4), path.name), target)
+        written.append(target)
+    return written
+
+
+if __name__ == "__main__":
+    paths = [Path(p) for p in sys.argv[1:]] or NOTEBOOKS
+    for target in write_student_versions(paths):
+        print(f"wrote {target.relative_to(ROOT)}")
