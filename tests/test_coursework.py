@@ -34,7 +34,7 @@ def test_student_version_hides_solutions_and_hidden_tests(notebook_path):
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
     assert not any("hidden-test" in c.metadata.get("tags", []) for c in student.cells)
     assert all(not c.outputs for c in student.cells if c.cell_type == "code"), "outputs are cleared"
-    stubs = re.findall(r'raise NotImplementedError\(.Exercise \d+ \(', text)
+    stubs = re.findall(r'raise NotImplementedError\(.Exercise \d+ \(', "\n".join(c.source for c in student.cells))
     assert len(stubs) == solution_count(read_notebook(notebook_path))
     assert f"notebooks/student/{notebook_path.name})" in student.cells[0].source, "the badge opens the student copy"
 
@@ -67,7 +67,7 @@ def test_hidden_tests_stay_out_of_notebooks_and_site():
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Grade five submissions of one chapter: full marks, untouched, broken, looping, not a notebook."""
+    """Grade five submissions of chapter 02 (four exercises): full marks, untouched, broken, looping, not a notebook."""
     folder = tmp_path_factory.mktemp("submissions")
     instructor = read_notebook(ROOT / "notebooks" / f"{GRADED_CHAPTER}.ipynb")
     nbformat.write(instructor, folder / "ada.ipynb")
@@ -85,25 +85,25 @@ def graded(tmp_path_factory):
 
 
 def test_instructor_version_scores_full_marks(graded):
-    assert graded["ada"]["score"] == graded["ada"]["out_of"] == 3, graded["ada"]
+    assert graded["ada"]["score"] == graded["ada"]["out_of"] == 4, graded["ada"]
     assert graded["ada"]["notes"] == ""
 
 
 def test_untouched_student_version_scores_zero(graded):
     row = graded["untouched"]
     assert row["score"] == 0, row
-    assert row["reasons"].count("NotImplementedError") == 3
+    assert row["reasons"].count("NotImplementedError") == row["out_of"]
 
 
 def test_a_raising_cell_and_a_deleted_exercise_cost_only_their_exercises(graded):
     row = graded["broken"]
-    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"]) == (0, 1, 0), row
+    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"], row["exercise_4"]) == (0, 1, 0, 1), row
     assert "NameError" in row["reasons"] and "my first attempt" in row["notes"]
 
 
 def test_an_infinite_loop_times_out_and_grading_goes_on(graded):
     row = graded["looping"]
-    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"]) == (1, 0, 1), row
+    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"], row["exercise_4"]) == (1, 0, 1, 1), row
     assert "timed out" in row["notes"]
 
 

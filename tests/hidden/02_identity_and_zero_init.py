@@ -28,3 +28,9 @@ def exercise_3():
         assert not block.f[-1].weight.any(), "every branch's last BatchNorm gamma must be zero"
         assert torch.equal(block.f[1].weight, torch.ones_like(block.f[1].weight)), "leave the first BatchNorm alone"
         assert not block.f[-1].bias.any(), "leave beta at its default, zero"
+
+
+def exercise_4():
+    runs = {"x": {"diverged": False, "accuracy": 0.9}, "y": {"diverged": False, "accuracy": 0.899},
+            "z": {"diverged": True, "accuracy": float("nan")}}
+    assert survivors(runs) == {"x"}, "count a variant only if it did not diverge and reached >= 90 % accuracy"
