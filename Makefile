@@ -8,7 +8,6 @@ NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 # Set whenever a machine runs the notebooks: no progress bars and no live widgets (the notebooks read it;
 # nbclient can deadlock on ipywidgets' interact), so the book and committed outputs stay clean.
 export RC_HEADLESS := 1
-export PYTHONHASHSEED := 0
 
 .PHONY: venv book test colab-check bench execute badges student grade clean
 
@@ -28,7 +27,8 @@ book: venv
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	RC_REQUIRE_SITE=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site.py
 
-# Unit tests and conventions, every notebook under nbval (lax) and under papermill with another SEED.
+# Conventions, tools, coursework (student versions, grading), and every notebook under nbval (lax) and
+# under papermill with another SEED.
 test: venv
 	$(PY) -m pytest -p no:cacheprovider tests $(NB) --nbval-lax --nbval-cell-timeout=600 --nbval-sanitize-with tests/nbval_sanitize.cfg
 
@@ -55,7 +55,7 @@ bench: venv
 execute: venv
 	$(PY) tests/tools/execute.py $(NB)
 
-# Rewrite every notebook's Colab badge from repository.url in _config.yml.
+# Rewrite every notebook's Colab badge, and the Colab links in book/*.md, from repository.url in _config.yml.
 badges: venv
 	$(PY) tests/tools/badges.py $(NB)
 
