@@ -5,8 +5,8 @@ PY     := $(VENV)/bin/python
 # A copy of the requirements last installed into .venv.
 STAMP  := $(VENV)/.requirements.txt
 NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
-# Set whenever a machine runs the notebooks: no progress bars and no live widgets (the notebooks read it;
-# nbclient can deadlock on ipywidgets' interact), so the book and committed outputs stay clean.
+# Set whenever a machine runs the notebooks (the notebooks read it): no progress bars, so the book and the
+# committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
 .PHONY: venv book test colab-check bench execute badges student grade clean

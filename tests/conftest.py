@@ -7,7 +7,7 @@ import nbformat
 import pytest
 import yaml
 
-os.environ.setdefault("RC_HEADLESS", "1")  # kernels the tests start run headless: no bars, no live widgets
+os.environ.setdefault("RC_HEADLESS", "1")  # kernels the tests start run headless: no bars, widgets' far corners checked
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 TEST_SEED = int(os.environ.get("TEST_SEED", "12345"))  # the SEED the tests run notebooks with: not the committed one

@@ -65,7 +65,7 @@ def test_committed_with_outputs_and_no_errors(notebook_path):
 
 def test_every_figure_has_alt_text(notebook_path):
     for cell in code_cells(read_notebook(notebook_path)):
-        if any("image/png" in o.get("data", {}) for o in cell.outputs) and "remove-output" not in tags(cell):
+        if any("image/png" in o.get("data", {}) for o in cell.outputs) and not {"remove-output", "remove-cell"} & set(tags(cell)):
             alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
             assert len(alt) > 20, f"figure without alt text in cell: {cell.source[:80]!r}"
 
@@ -101,11 +101,49 @@ def test_toc_lists_exactly_the_chapters():
     assert sorted(f for f in files if f.startswith("notebooks/")) == [f"notebooks/{p.stem}" for p in NOTEBOOKS]
 
 
-def test_live_widgets_only_for_people(notebook_path):
-    """nbclient can deadlock on ipywidgets' interact, so machines (RC_HEADLESS=1) never create one."""
-    for cell in code_cells(read_notebook(notebook_path)):
-        if re.search(r"\binteract(_manual)?\(", cell.source):
-            assert re.search(r"^\s*if (not )?HEADLESS:", cell.source, re.M), "create widgets only `if not HEADLESS`"
-            assert "remove-output" in tags(cell), "tag the widget cell `remove-output`"
+def test_glossary_terms_in_the_prose_link_to_the_glossary(notebook_path):
+    """A glossary term the chapter's prose uses is linked with {term} at least once (the closing **Next:**
+    cell, which names the next chapter, does not count)."""
+    glossary = (ROOT / "book" / "glossary.md").read_text().split("```{glossary}")[1]
+    terms = re.findall(r"^([a-z][a-z -]+)$", glossary, re.M)
+    cells = [c for c in read_notebook(notebook_path).cells if c.cell_type == "markdown"]
+    prose = "\n".join(c.source for c in cells if not c.source.startswith("**Next:**"))
+    linked = {t.lower() for t in re.findall(r"\{term\}`(?:[^`<]*<)?([^`<>]+)>?`", prose)}
+    unlinked = re.sub(r"\{term\}`[^`]*`", "", prose).lower()
+    missing = [t for t in terms if re.search(rf"\b{re.escape(t)}s?\b", unlinked) and t not in linked]
+    assert terms and not missing, f"link the first use of {missing} with {{term}}`...`"
+
+
+def test_chapter_ends_with_a_next_link(notebook_path):
+    """The last cell sends the reader on: to the next chapter (on the site and in Colab), after the last to the
+    reproducibility page."""
+    last = read_notebook(notebook_path).cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("**Next:**"), "end the chapter with a **Next:** cell"
+    following = NOTEBOOKS[NOTEBOOKS.index(notebook_path) + 1:]
+    if following:
+        assert f"]({following[0].name})" in last.source, f"link the next chapter, {following[0].name}"
+        assert f"]({colab_url(following[0].name)})" in last.source, "and its Colab link (`make badges`)"
+    else:
+        assert "](../book/reproducibility.md)" in last.source, "after the last chapter, link the reproducibility page"
+
+
+def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_path):
+    """Every run builds the widgets (the site shows their static state; colab-check builds them under ipywidgets
+    7.7) with interact_manual, so a machine, which presses no button, draws nothing twice. A hidden cell after each
+    one calls the widget's function at an extreme setting when a machine runs the notebook."""
+    cells = read_notebook(notebook_path).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "code" and re.search(r"\binteract\w*\(", cell.source):
+            call = re.search(r"\binteract_manual\((\w+),", cell.source)
+            assert call, "build the widget with interact_manual(function, ...)"
+            assert not re.search(r"^\s*if (not )?HEADLESS:", cell.source, re.M), "build the widget on every run"
+            assert not {"remove-output", "remove-cell"} & set(tags(cell)), "the site shows the widget: do not remove it"
+            check = cells[i + 1] if i + 1 < len(cells) else None
+            assert check is not None and check.cell_type == "code" and "remove-cell" in tags(check), \
+                "follow the widget with a cell tagged remove-cell that tries an extreme setting"
+            assert check.source.startswith("if HEADLESS:") and f"{call.group(1)}(" in check.source, \
+                f"the cell after the widget should call {call.group(1)}(...) at an extreme setting `if HEADLESS:`"
+            assert "application/vnd.jupyter.widget-state+json" in read_notebook(notebook_path).metadata.get("widgets", {}), \
+                "execute the notebook (make execute) so that the widget's state is saved for the site"
     setup = code_cells(read_notebook(notebook_path))[0].source
     assert 'HEADLESS = os.environ.get("RC_HEADLESS") == "1"' in setup

@@ -34,6 +34,7 @@ def test_student_version_hides_solutions_and_hidden_tests(notebook_path):
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
     assert not any("hidden-test" in c.metadata.get("tags", []) for c in student.cells)
     assert all(not c.outputs for c in student.cells if c.cell_type == "code"), "outputs are cleared"
+    assert "widgets" not in student.metadata, "the widgets' saved state is cleared"
     stubs = re.findall(r'raise NotImplementedError\(.Exercise \d+ \(', "\n".join(c.source for c in student.cells))
     assert len(stubs) == solution_count(read_notebook(notebook_path))
     assert f"notebooks/student/{notebook_path.name})" in student.cells[0].source, "the badge opens the student copy"

@@ -48,7 +48,9 @@ def test_notebook_page_has_correct_colab_and_download_links(site, notebook):
     assert page.exists(), f"{page} was not built"
     hrefs = parse(page).hrefs
     colab = [h for h in hrefs if h.startswith("https://colab.research.google.com/")]
-    assert colab and set(colab) == {colab_url(notebook.name)}, colab
+    following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1:2 + NOTEBOOKS.index(notebook)]
+    assert colab.count(colab_url(notebook.name)) >= 2, "the launch button and the badge open this notebook"
+    assert set(colab) == {colab_url(p.name) for p in [notebook, *following]}, "and the Next link the next one"
     assert any(h.endswith(f"_sources/notebooks/{notebook.name}") for h in hrefs), "download link to the .ipynb"
     assert (site / "_sources" / "notebooks" / notebook.name).exists()
 
@@ -74,3 +76,38 @@ def test_reference_pages(site):
     intro = parse(site / "book" / "intro.html")
     for notebook in NOTEBOOKS:
         assert any(h.endswith(f"notebooks/{notebook.stem}.html") for h in intro.hrefs), f"the map links {notebook.stem}"
+
+
+def test_every_image_on_every_page_has_alt_text(site):
+    """Alt text for every <img> in the built HTML; a figure's alt text states its finding, so it is a sentence."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > len(NOTEBOOKS)
+    for page in pages:
+        for img in parse(page).images:
+            assert img.get("alt", "").strip(), f"{page.relative_to(site)}: <img src={img.get('src')}> has no alt text"
+            if "_images/" in img.get("src", ""):
+                assert len(img["alt"]) > 20, f"{page.relative_to(site)}: figure {img['src']} needs alt text that says what it shows"
+
+
+def test_front_page_teaches_in_one_screen(site):
+    intro = parse(site / "book" / "intro.html")
+    assert [img for img in intro.images if "_images/" in img.get("src", "")], "the one-figure summary"
+    assert any(h.endswith("notebooks/01_degradation.html") for h in intro.hrefs), "a button to start reading"
+    assert colab_url(NOTEBOOKS[0].name) in intro.hrefs, "a button that opens the first chapter in Colab"
+    assert any(h.endswith("reproducibility.html") for h in intro.hrefs)
+
+
+def test_reproducibility_page(site):
+    text = (site / "book" / "reproducibility.html").read_text(encoding="utf-8")
+    assert "torch==2.13.0" in text and "ipywidgets==7.7.1" in text, "the pinned environments"
+    for notebook in NOTEBOOKS:
+        assert notebook.name in text, f"the run time of {notebook.name}"
+    assert "any seed" in text.lower() and "FULL = True" in re.sub(r"<[^>]+>", "", text), "seed policy and FULL mode"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_chapter_page_ends_with_a_next_link(site, notebook):
+    text = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+    link = re.search(r"<strong>Next:</strong>.*?href=\"([^\"#]+)", text, re.S)
+    following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1:]
+    assert link and link[1] == (f"{following[0].stem}.html" if following else "../book/reproducibility.html")

@@ -1,4 +1,5 @@
-"""The scripts behind `make badges` and `make execute`."""
+"""The scripts behind `make badges`, `make execute` and `make bench`."""
+import re
 import sys
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 from conftest import colab_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+import bench  # noqa: E402
 from badges import rewrite_badge  # noqa: E402
 from execute import inject_parameters  # noqa: E402
 
@@ -29,6 +31,16 @@ def test_badge_is_rewritten_from_the_config(tmp_path):
     assert not rewrite_badge(path), "a second run changes nothing"
 
 
+def test_next_links_are_rewritten_from_the_config(tmp_path):
+    path = tmp_path / "07_example.ipynb"
+    nb = notebook("# T")
+    nb.cells.append(nbformat.v4.new_markdown_cell(
+        "**Next:** [08](08_x.ipynb) ([open in Colab](https://colab.research.google.com/github/a/b/blob/main/notebooks/08_x.ipynb))"))
+    nbformat.write(nb, path)
+    assert rewrite_badge(path)
+    assert f"[open in Colab]({colab_url('08_x.ipynb')})" in nbformat.read(path, as_version=4).cells[-1].source
+
+
 def test_parameters_are_injected_into_the_tagged_cell():
     nb = inject_parameters(notebook("# T", "SEED = 0\nFULL = False", "print(SEED)", tags=["parameters"]), {"SEED": 3})
     namespace = {}
@@ -45,3 +57,35 @@ def test_links_in_pages_follow_the_config():
     from badges import rewrite_links
     old = "[x](https://colab.research.google.com/github/someone/old/blob/main/notebooks/student/03_gradient_flow.ipynb)"
     assert rewrite_links(old) == f"[x]({colab_url('student/03_gradient_flow.ipynb')})"
+
+
+def test_bench_rewrites_the_table_and_the_map_times(tmp_path, monkeypatch):
+    page, intro = tmp_path / "reproducibility.md", tmp_path / "intro.md"
+    page.write_text("# R\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\nAfter.\n")
+    intro.write_text("| Notebook | Question | Time |\n| --- | --- | --- |\n"
+                     "| [One](../notebooks/01_one.ipynb) | Why? | about 30 s |\n"
+                     "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n")
+    monkeypatch.setattr(bench, "REPRODUCIBILITY", page)
+    monkeypatch.setattr(bench, "INTRO", intro)
+    bench.write_table("| what | wall s |\n| --- | --- |\n| 01_one.ipynb | 12.4 |", "Measured today.")
+    bench.write_map_times({"01_one": 12.4})
+    assert page.read_text() == ("# R\n\n<!-- bench:start -->\nMeasured today.\n\n| what | wall s |\n| --- | --- |\n"
+                                "| 01_one.ipynb | 12.4 |\n<!-- bench:end -->\n\nAfter.\n")
+    assert "| [One](../notebooks/01_one.ipynb) | Why? | 12 s |\n" in intro.read_text()
+    assert "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n" in intro.read_text(), "unmeasured rows stay"
+
+
+def test_bench_refuses_a_page_without_markers(tmp_path, monkeypatch):
+    page = tmp_path / "reproducibility.md"
+    page.write_text("# R\n")
+    monkeypatch.setattr(bench, "REPRODUCIBILITY", page)
+    with pytest.raises(SystemExit, match="markers"):
+        bench.write_table("| t |", "stamp")
+
+
+def test_front_page_times_are_the_benchmarked_ones():
+    """The map's times are the last `make bench` run's, rounded to seconds (bench writes both)."""
+    table = dict(re.findall(r"^\| (\d\d_\w+)\.ipynb \| ([\d.]+) \|", bench.REPRODUCIBILITY.read_text(), re.M))
+    in_map = dict(re.findall(r"\(\.\./notebooks/(\w+)\.ipynb\) \|.*\| (\d+) s \|$", bench.INTRO.read_text(), re.M))
+    assert table and in_map.keys() == {k.removesuffix(".ipynb") for k in table}
+    assert all(int(in_map[k]) == round(float(v)) for k, v in table.items()), (table, in_map)

@@ -1,5 +1,5 @@
 """Rewrite every Open-in-Colab link from `repository.url` in _config.yml (the one place it is written):
-each notebook's badge (pointing at that notebook) and the links in book/*.md.
+each notebook's badge (pointing at that notebook), its other Colab links, and the links in book/*.md.
 
 Usage: python tests/tools/badges.py notebooks/*.ipynb
 """
@@ -22,16 +22,19 @@ def rewrite_links(text: str) -> str:
 
 
 def rewrite_badge(path: Path) -> bool:
-    """Point the badge in the notebook's first cell at this notebook; return whether the file changed."""
+    """Point the badge in the notebook's first cell at this notebook, and its other Colab links (the "Next"
+    link) at the configured repository; return whether the file changed."""
     nb = nbformat.read(path, as_version=4)
-    first = nb.cells[0]
     relative = path.relative_to(ROOT / "notebooks").as_posix() if path.is_relative_to(ROOT / "notebooks") else path.name
-    new = BADGE.sub(f"]({colab_url(relative)})", first.source)
-    if new == first.source:
-        return False
-    first.source = new
-    nbformat.write(nb, path)
-    return True
+    changed = False
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            new = BADGE.sub(f"]({colab_url(relative)})", cell.source) if i == 0 else rewrite_links(cell.source)
+            changed |= new != cell.source
+            cell.source = new
+    if changed:
+        nbformat.write(nb, path)
+    return changed
 
 
 def rewrite_pages(pages) -> list:

@@ -1,10 +1,12 @@
 """`make bench`: wall time of each notebook in its default mode, and of a cold and a warm `make book`.
 
-Prints a table and writes it to book/benchmarks.md. Timings are wall seconds on the machine it runs on;
+Prints a table and writes it into book/reproducibility.md (between the bench markers) and each notebook's
+time into the last column of the map in book/intro.md. Timings are wall seconds on the machine it runs on;
 run it on an otherwise idle machine.
 """
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 BUDGETS = {"05_pre_vs_post_norm": 90}  # seconds; every other notebook: DEFAULT_BUDGET
 DEFAULT_BUDGET = 60
 BOOK_BUDGETS = {"cold": 600, "warm": 30}
+REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
+INTRO = ROOT / "book" / "intro.md"
+MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
 
 
 def time_make_book() -> float:
@@ -32,11 +37,29 @@ def row(name: str, seconds: float, budget: float) -> str:
     return f"| {name} | {seconds:.1f} | {budget} | {'ok' if seconds <= budget else 'OVER BUDGET'} |"
 
 
+def write_table(table: str, stamp: str) -> None:
+    """Replace the table between the markers on the reproducibility page."""
+    text = REPRODUCIBILITY.read_text()
+    if not MARKERS.search(text):
+        raise SystemExit(f"{REPRODUCIBILITY} has lost its <!-- bench:start --> / <!-- bench:end --> markers.")
+    REPRODUCIBILITY.write_text(MARKERS.sub(lambda m: f"{m[1]}{stamp}\n\n{table}\n{m[2]}", text))
+
+
+def write_map_times(seconds: dict) -> None:
+    """Set the last cell of each notebook's row in the front page's map to its measured time."""
+    lines = INTRO.read_text().splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        row = re.match(r"\| \[.*?\]\(\.\./notebooks/(\w+)\.ipynb\) \|.*\| ", line)
+        if row and row[1] in seconds:
+            lines[i] = f"{row[0]}{seconds[row[1]]:.0f} s |\n"
+    INTRO.write_text("".join(lines))
+
+
 def main(notebooks: list) -> int:
-    rows = []
+    rows, seconds = [], {}
     for path in notebooks:
-        _, seconds = execute(path)
-        rows.append(row(path.name, seconds, BUDGETS.get(path.stem, DEFAULT_BUDGET)))
+        _, seconds[path.stem] = execute(path)
+        rows.append(row(path.name, seconds[path.stem], BUDGETS.get(path.stem, DEFAULT_BUDGET)))
         print(rows[-1], flush=True)
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     for kind in ("cold", "warm"):
@@ -44,9 +67,8 @@ def main(notebooks: list) -> int:
         print(rows[-1], flush=True)
     table = "\n".join(["| what | wall s | budget s | verdict |", "| --- | --- | --- | --- |", *rows])
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
-    (ROOT / "book" / "benchmarks.md").write_text(
-        "# Benchmarks\n\nWall time of each notebook in its default mode and of building the book, measured by "
-        f"`make bench` ({time.strftime('%Y-%m-%d')}, {machine}).\n\n{table}\n")
+    write_table(table, f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine}).")
+    write_map_times(seconds)
     print("\n" + table)
     return 0 if "OVER BUDGET" not in table else 1
 

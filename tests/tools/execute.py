@@ -19,7 +19,7 @@ def execute(path: Path, parameters: dict | None = None, timeout: int = 600) -> t
     nb = nbformat.read(path, as_version=4)
     if parameters:
         nb = inject_parameters(nb, parameters)
-    os.environ["RC_HEADLESS"] = "1"  # no progress bars, no live widgets
+    os.environ["RC_HEADLESS"] = "1"  # no progress bars; the widgets' far corners get checked
     with tempfile.TemporaryDirectory() as workdir:
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": workdir}})
         start = time.perf_counter()

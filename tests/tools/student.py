@@ -2,7 +2,8 @@
 
 In each student version every `### BEGIN SOLUTION` ... `### END SOLUTION` region becomes
 `raise NotImplementedError("Exercise N: <what to do>")`, every output is cleared, cells tagged
-`hidden-test` are dropped, the self-checks stay, and the Colab badge points at the student copy.
+`hidden-test` are dropped, the self-checks stay, and the Colab badge and the "Next" link point at the
+student copies.
 Usage: python tests/tools/student.py [notebooks/NN_topic.ipynb ...]   (default: every chapter)
 """
 import copy
@@ -14,11 +15,11 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conftest import NOTEBOOKS, ROOT, colab_url  # noqa: E402
+from badges import BADGE, COLAB_LINK  # noqa: E402
 
 STUDENT_DIR = ROOT / "notebooks" / "student"
 SOLUTION = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.M | re.S)
 EXERCISE = re.compile(r"^#+\s*Exercise\s+(?P<number>\d+)\s*:\s*(?P<title>.+)$", re.M)
-BADGE = re.compile(r"\]\(https://colab\.research\.google\.com/github/[^)]*\)")
 NOTE = ("\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "
         "line with your code, run the cell, then run the self-check below it.")
 
@@ -31,6 +32,7 @@ def stub(indent: str, number: str, title: str) -> str:
 def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     """The student version of an instructor notebook (a new object; `nb` is left alone)."""
     nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)  # the widgets' saved state is output too
     cells, exercise = [], ("?", "complete this exercise.")
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
@@ -48,6 +50,9 @@ def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNo
                 cell.metadata["tags"] = [t for t in tags if t != "hide-input"]
         cells.append(cell)
     nb.cells = cells
+    for cell in nb.cells[1:]:
+        if cell.cell_type == "markdown":
+            cell.source = COLAB_LINK.sub(lambda m: colab_url("student/" + m["path"]), cell.source)
     title = nb.cells[0]
     title.source = BADGE.sub(f"]({colab_url('student/' + name)})", title.source)
     if NOTE.strip() not in title.source:
