@@ -9,7 +9,7 @@ NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
-.PHONY: venv book test colab-check bench execute badges student grade clean
+.PHONY: venv book browser test colab-check bench execute badges student grade clean
 
 venv: $(STAMP)
 
@@ -26,6 +26,24 @@ $(STAMP): requirements.txt
 book: venv
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	RC_REQUIRE_SITE=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site.py
+
+# The built site in a real browser (Debian's Chromium, driven by Playwright): every page of the table of contents
+# and the search page, with screenshots in _build/screenshots (light) and _build/screenshots/dark. The files the
+# pages load from CDNs come from an npm mirror, so it runs offline. Playwright (into .venv) and the mirror are
+# installed again only when their pins change; Chromium when it is missing.
+BROWSER_STAMP := $(VENV)/.browser-requirements.txt
+CDN_MIRROR    := $(VENV)/cdn-mirror
+
+browser: venv
+	cmp -s tests/browser/requirements.txt $(BROWSER_STAMP) || { \
+	  $(PY) -m pip install -q --disable-pip-version-check -r tests/browser/requirements.txt && $(PY) -m pip check && \
+	  cp tests/browser/requirements.txt $(BROWSER_STAMP); }
+	cmp -s tests/browser/package-lock.json $(CDN_MIRROR)/.package-lock.json.installed || { \
+	  mkdir -p $(CDN_MIRROR) && cp tests/browser/package.json tests/browser/package-lock.json $(CDN_MIRROR)/ && \
+	  npm ci --prefix $(CDN_MIRROR) --ignore-scripts --no-audit --no-fund && \
+	  cp tests/browser/package-lock.json $(CDN_MIRROR)/.package-lock.json.installed; }
+	test -x /usr/bin/chromium || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
+	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider tests/test_browser.py
 
 # Conventions, tools, coursework (student versions, grading), and every notebook under nbval (lax) and
 # under papermill with another SEED.

@@ -1,0 +1,310 @@
+"""The built site, _build/html, in a real browser: Debian's Chromium driven by Playwright, on every page of the
+table of contents and the search page. `make browser` runs it (RC_BROWSER=1); everywhere else it is skipped.
+
+The pages load MathJax, and where a chapter has saved widget state the ipywidgets embedder, from CDNs. Each such
+file is served from an npm mirror of the same package at the version the URL asks for (tests/browser/package.json,
+installed in .venv/cdn-mirror), so the test runs offline on the files a reader's browser gets. Every other request
+off the local server is refused, and fails the test unless UNSERVED names it."""
+import functools
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from conftest import ROOT, colab_url, read_notebook, tags
+
+if os.environ.get("RC_BROWSER") != "1":
+    pytest.skip("the browser test runs under `make browser`", allow_module_level=True)
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect, sync_playwright  # noqa: E402
+
+HTML = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+MIRROR = ROOT / ".venv" / "cdn-mirror" / "node_modules"
+CHROMIUM = "/usr/bin/chromium"
+# As root, on a closed network: without the background-networking flags Chromium keeps calling Google's hosts.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1280, "height": 900}
+# jsDelivr serves npm packages file for file: /npm/<package>@<version>/<path>, where `mathjax@3` means the newest 3.x
+# (3.2.2: `npm view mathjax@3 version`).
+JSDELIVR = re.compile(r"https://cdn\.jsdelivr\.net/npm/(?P<package>(@[^/@]+/)?[^/@]+)@(?P<version>[^/]+)/(?P<path>[^?#]+)")
+COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
+# External requests the test may leave unserved, each with why. Any other one fails the page.
+UNSERVED = {
+    COLAB_BADGE: "the Open-in-Colab badge image: Colab hosts it and no package registry has it",
+}
+# Console errors of the theme and Sphinx that the site cannot fix by itself yet, each with why; any other one fails.
+KNOWN_ERRORS = {
+    # Sphinx 7.4.7 writes twice each inline script that an extension adds after the builder has started (its asset
+    # list tells None from ''), so sphinx-thebe's `const` declarations run twice and the second copy throws.
+    "uncaught: Identifier 'THEBE_JS_URL' has already been declared":
+        "sphinx-thebe's configuration script, included twice by Sphinx 7.4.7",
+}
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = ".cell_output .jupyter-widgets"
+SETTLE_MS = 10_000  # the longest a page may take to render its widgets from their saved state
+SEARCH_TERM = "shortcut"  # a glossary term
+
+
+def toc_files(entry) -> list:
+    """The root and every `file:` of _toc.yml, in reading order."""
+    if isinstance(entry, list):
+        return [file for item in entry for file in toc_files(item)]
+    if isinstance(entry, dict):
+        own = [entry[key] for key in ("root", "file") if key in entry]
+        return own + [file for value in entry.values() for file in toc_files(value)]
+    return []
+
+
+TOC = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+PAGES = [f"{file}.html" for file in TOC] + ["search.html"]
+CHAPTERS = [file for file in TOC if (ROOT / f"{file}.ipynb").exists()]
+
+
+def page_name(path: str) -> str:
+    return Path(path).stem
+
+
+@dataclass
+class Visit:
+    """A page as a reader's browser left it once it settled, and what went wrong on the way."""
+    page: object
+    errors: list = field(default_factory=list)    # console errors and uncaught exceptions
+    unserved: list = field(default_factory=list)  # external requests refused, with why
+    widgets: int = 0                              # widget views rendered from the saved state
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url():
+    """_build/html on a free port of 127.0.0.1."""
+    if not (HTML / "index.html").exists():
+        pytest.fail("no built site in _build/html: run `make book`")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(HTML)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def contexts(browser):
+    """A light and a dark reader: the theme reads the reader's choice from localStorage `mode`."""
+    light = browser.new_context(viewport=VIEWPORT)
+    dark = browser.new_context(viewport=VIEWPORT)
+    dark.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    yield {"light": light, "dark": dark}
+    light.close()
+    dark.close()
+
+
+@pytest.fixture(scope="module")
+def open_page(site_url, contexts):
+    """open_page(path, theme) visits a page once, keeps its tab for every later check, and brings it to the front
+    (Chromium throttles a background tab's animation frames, which Playwright's clicks wait for)."""
+    visited = functools.cache(lambda path, theme: visit(contexts[theme], site_url, path))
+
+    def open_(path: str, theme: str = "light") -> Visit:
+        seen = visited(path, theme)
+        seen.page.bring_to_front()
+        return seen
+    return open_
+
+
+def mirror_file(url: str) -> Path:
+    """The npm mirror's copy of a CDN file; LookupError says why there is none."""
+    match = JSDELIVR.fullmatch(url)
+    if not match:
+        raise LookupError("not a jsDelivr npm address, so no registry package is the same file")
+    package = MIRROR / match["package"]
+    if not (package / "package.json").exists():
+        raise LookupError(f"{match['package']} is not in the mirror (tests/browser/package.json; `make browser`)")
+    installed, wanted = json.loads((package / "package.json").read_text())["version"], match["version"]
+    if not (installed == wanted or installed.startswith(f"{wanted}.")):
+        raise LookupError(f"the page asks for {match['package']}@{wanted}, the mirror has {installed}")
+    file = (package / match["path"]).resolve()
+    if not (file.is_relative_to(package.resolve()) and file.is_file()):
+        raise LookupError(f"{match['package']}@{installed} has no {match['path']}")
+    return file
+
+
+def serve_external(route, unserved: list):
+    """Answer a request off the local server from the mirror, or refuse it and note it."""
+    try:
+        file = mirror_file(route.request.url)
+    except LookupError as why:
+        unserved.append(route.request.url if route.request.url in UNSERVED else f"{route.request.url} ({why})")
+        route.abort()
+        return
+    route.fulfill(path=file, headers={"access-control-allow-origin": "*"})  # the CDNs allow any origin
+
+
+def visit(context, site: str, path: str) -> Visit:
+    """Open a page, record its errors and external requests, and wait until it has rendered."""
+    page = context.new_page()
+    seen = Visit(page)
+    page.on("console", lambda message: record_console_error(message, seen.errors))
+    page.on("pageerror", lambda error: seen.errors.append(f"uncaught: {error}"))
+    page.route(lambda url: not url.startswith(site), lambda route: serve_external(route, seen.unserved))
+    page.goto(site + path, wait_until="networkidle")
+    if page.locator(f'script[type="{WIDGET_STATE}"]').count():
+        try:
+            page.locator(WIDGET_VIEW).first.wait_for(timeout=SETTLE_MS)
+        except PlaywrightTimeout:
+            pass  # test_widgets_render_from_saved_state reports it
+        page.wait_for_load_state("networkidle")
+    seen.widgets = page.locator(WIDGET_VIEW).count()
+    page.evaluate("() => window.MathJax?.startup?.promise")  # typesetting done
+    return seen
+
+
+def record_console_error(message, errors: list):
+    """Console errors, less the failed load of an image UNSERVED lets go (Chromium logs each refused request)."""
+    url = message.location.get("url")
+    if message.type == "error" and url not in UNSERVED:
+        errors.append(f"{message.text}: {url}" if message.text.startswith("Failed to load resource") else message.text)
+
+
+def notebook(chapter: str) -> nbformat.NotebookNode:
+    return read_notebook(ROOT / f"{chapter}.ipynb")
+
+
+def shown_cells(nb) -> list:
+    """The code cells whose output the book shows."""
+    return [c for c in nb.cells if c.cell_type == "code" and not {"remove-output", "remove-cell"} & set(tags(c))]
+
+
+@pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
+def test_page_loads_without_errors_or_unexpected_requests(open_page, path):
+    seen = open_page(path)
+    unexpected = [url for url in seen.unserved if url not in UNSERVED]
+    assert not unexpected, f"external requests neither mirrored (tests/browser/package.json) nor in UNSERVED: {unexpected}"
+    errors = [error for error in seen.errors if error not in KNOWN_ERRORS]
+    assert not errors, f"console errors or uncaught exceptions: {errors}"
+    untypeset = seen.page.locator(".math:not(:has(mjx-container))").count()
+    assert untypeset == 0, f"{untypeset} formulas left untypeset by MathJax"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
+def test_images_load_and_have_alt_text(open_page, path):
+    images = open_page(path).page.eval_on_selector_all("img", """images => images.map(i => ({
+        src: i.src, alt: i.alt.trim(), loaded: i.complete && i.naturalWidth > 0}))""")
+    badges = [i["src"] for i in images if i["alt"] == "Open In Colab"]
+    assert set(badges) <= {COLAB_BADGE}, "the Colab badge is Colab's own image"
+    broken = [i["src"] for i in images if not i["loaded"] and i["src"] != COLAB_BADGE]
+    assert not broken, f"images that did not load: {broken}"
+    unlabelled = [i["src"][:120] for i in images if not i["alt"]]
+    assert not unlabelled, f"images without alt text: {unlabelled}"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
+def test_light_screenshot(open_page, path):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    open_page(path).page.screenshot(path=SCREENSHOTS / f"{page_name(path)}.png", full_page=True)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
+def test_dark_mode_and_readable_figures(open_page, path):
+    """The theme's dark mode takes effect, and each figure keeps the opaque white background it was drawn on."""
+    seen = open_page(path, "dark")
+    assert seen.page.evaluate("document.documentElement.dataset.theme") == "dark"
+    (SCREENSHOTS / "dark").mkdir(parents=True, exist_ok=True)
+    seen.page.screenshot(path=SCREENSHOTS / "dark" / f"{page_name(path)}.png", full_page=True)
+    corners = seen.page.eval_on_selector_all(".cell_output img[src$='.png']", """images => images.map(i => {
+        const canvas = document.createElement('canvas');
+        const context = canvas.getContext('2d');
+        context.drawImage(i, 0, 0, 1, 1, 0, 0, 1, 1);
+        return [i.src, Array.from(context.getImageData(0, 0, 1, 1).data)];
+    })""")
+    dim = [src for src, rgba in corners if min(rgba[:3]) < 250 or rgba[3] != 255]
+    assert not dim, f"figures whose top-left pixel is not opaque white, unreadable on the dark page: {dim}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_every_notebook_figure_is_on_the_page(open_page, chapter):
+    figures = sum("image/png" in output.get("data", {}) for cell in shown_cells(notebook(chapter))
+                  for output in cell.outputs)
+    shown = open_page(f"{chapter}.html").page.locator(".cell_output img").count()
+    assert shown >= figures, f"the notebook has {figures} figures in shown outputs, the page {shown}"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_colab_and_download_buttons(open_page, chapter):
+    page = open_page(f"{chapter}.html").page
+    expected = colab_url(f"{Path(chapter).name}.ipynb")
+    launch = page.eval_on_selector_all(".dropdown-launch-buttons a[href*='colab']", "links => links.map(a => a.href)")
+    badge = page.eval_on_selector_all(f"a:has(img[src='{COLAB_BADGE}'])", "links => links.map(a => a.href)")
+    assert launch == [expected], "the header's Launch-on-Colab button"
+    assert badge == [expected], "the title cell's Open-in-Colab badge"
+    download = page.get_attribute(".btn-download-source-button", "href")
+    assert download.endswith(f"{Path(chapter).name}.ipynb"), download
+    response = page.request.get(page.url.rsplit("/", 1)[0] + "/" + download)
+    assert response.status == 200, download
+    nbformat.validate(nbformat.reads(response.text(), as_version=4))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_widgets_render_from_saved_state(open_page, chapter):
+    """A chapter saved with widget state shows its widgets, static; one without has none to show."""
+    seen = open_page(f"{chapter}.html")
+    saved = bool(notebook(chapter).metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state"))
+    assert seen.page.locator(f'script[type="{WIDGET_STATE}"]').count() == saved, "the page carries the notebook's state"
+    if saved:
+        assert seen.widgets > 0, f"no {WIDGET_VIEW} rendered from the saved state within {SETTLE_MS} ms"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_solutions_are_collapsed_until_clicked(open_page, chapter):
+    hidden = sum("hide-input" in tags(cell) for cell in shown_cells(notebook(chapter)))
+    dropdowns = open_page(f"{chapter}.html").page.locator(".cell.tag_hide-input > details")
+    assert hidden > 0 and dropdowns.count() == hidden, "one dropdown per hide-input cell"
+    for dropdown in dropdowns.all():
+        source = dropdown.locator(".cell_input")
+        assert not dropdown.evaluate("details => details.open")
+        expect(source).to_be_hidden()
+        dropdown.locator("summary").click()
+        expect(source).to_be_visible()
+        dropdown.locator("summary").click()  # closed again, as the reader found it
+        expect(source).to_be_hidden()
+
+
+@pytest.fixture(scope="module")
+def bibliography_ids(open_page):
+    return set(open_page("book/bibliography.html").page.eval_on_selector_all("[id]", "es => es.map(e => e.id)"))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_citations_link_to_bibliography_entries(open_page, site_url, bibliography_ids, chapter):
+    links = open_page(f"{chapter}.html").page.eval_on_selector_all(".bibtex-citation a", "as => as.map(a => a.href)")
+    assert links, "the chapter cites its sources"
+    bibliography = f"{site_url}book/bibliography.html#"
+    elsewhere = [link for link in links if not link.startswith(bibliography)]
+    assert not elsewhere, f"citations that do not link to the bibliography page: {elsewhere}"
+    missing = [link for link in links if link.removeprefix(bibliography) not in bibliography_ids]
+    assert not missing, f"citations of entries the bibliography page lacks: {missing}"
+
+
+def test_search_finds_the_glossary(open_page):
+    seen = open_page(f"search.html?q={SEARCH_TERM}")
+    expect(seen.page.locator("#search-results ul.search li a[href*='book/glossary.html']").first).to_be_attached()
+    assert not [error for error in seen.errors if error not in KNOWN_ERRORS], seen.errors
