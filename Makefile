@@ -65,7 +65,7 @@ $(COLAB_STAMP): tests/colab-requirements.txt
 colab-check: $(COLAB_STAMP)
 	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_notebooks_run.py tests/test_coursework.py -k "another_seed or runs_alone"
 
-# Wall time of every notebook against its budget, and of a cold and a warm `make book`.
+# Wall time of every notebook against its budget, of a cold and a warm `make book`, and of `make test`.
 bench: venv
 	$(PY) tests/tools/bench.py $(NB)
 

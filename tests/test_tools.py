@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import colab_url
+from conftest import NOTEBOOKS, ROOT, colab_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 import bench  # noqa: E402
@@ -83,9 +83,21 @@ def test_bench_refuses_a_page_without_markers(tmp_path, monkeypatch):
         bench.write_table("| t |", "stamp")
 
 
-def test_front_page_times_are_the_benchmarked_ones():
-    """The map's times are the last `make bench` run's, rounded to seconds (bench writes both)."""
+def test_times_shown_are_the_benchmarked_ones():
+    """The map's times and each title cell's are the last `make bench` run's, rounded to seconds (bench writes all)."""
     table = dict(re.findall(r"^\| (\d\d_\w+)\.ipynb \| ([\d.]+) \|", bench.REPRODUCIBILITY.read_text(), re.M))
     in_map = dict(re.findall(r"\(\.\./notebooks/(\w+)\.ipynb\) \|.*\| (\d+) s \|$", bench.INTRO.read_text(), re.M))
-    assert table and in_map.keys() == {k.removesuffix(".ipynb") for k in table}
-    assert all(int(in_map[k]) == round(float(v)) for k, v in table.items()), (table, in_map)
+    assert table and in_map.keys() == table.keys() == {p.stem for p in NOTEBOOKS}
+    for name, seconds in table.items():
+        title = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells[0].source
+        shown = bench.TITLE_TIME.search(title)
+        assert shown, f"{name}: the title cell says '**Time to run:** about N s'"
+        assert int(in_map[name]) == round(float(seconds)) == int(shown[0].split()[-2]), (name, seconds, in_map[name], shown[0])
+
+
+def test_bench_writes_the_title_time(tmp_path, monkeypatch):
+    path = tmp_path / "07_x.ipynb"
+    nbformat.write(notebook("# T\n\n**Time to run:** about 30 s on a 2-core CPU."), path)
+    monkeypatch.setattr(bench, "write_student_versions", lambda notebooks: None)
+    bench.write_title_times({"07_x": 12.6}, [path])
+    assert "**Time to run:** about 13 s on a 2-core CPU." in nbformat.read(path, as_version=4).cells[0].source

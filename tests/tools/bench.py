@@ -1,7 +1,9 @@
-"""`make bench`: wall time of each notebook in its default mode, and of a cold and a warm `make book`.
+"""`make bench`: wall time of each notebook in its default mode, of a cold and a warm `make book`, and of
+`make test`.
 
-Prints a table and writes it into book/reproducibility.md (between the bench markers) and each notebook's
-time into the last column of the map in book/intro.md. Timings are wall seconds on the machine it runs on;
+Prints a table and writes it into book/reproducibility.md (between the bench markers), and each notebook's
+time into the last column of the map in book/intro.md and into the notebook's own title cell (and so its
+student copy). Timings are wall seconds on the machine it runs on;
 run it on an otherwise idle machine.
 """
 import os
@@ -13,23 +15,27 @@ import sys
 import time
 from pathlib import Path
 
+import nbformat
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute import execute  # noqa: E402
+from student import write_student_versions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGETS = {"05_pre_vs_post_norm": 90}  # seconds; every other notebook: DEFAULT_BUDGET
 DEFAULT_BUDGET = 60
 BOOK_BUDGETS = {"cold": 600, "warm": 30}
+TEST_BUDGET = 900
 REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
 INTRO = ROOT / "book" / "intro.md"
 MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
+TITLE_TIME = re.compile(r"(\*\*Time to run:\*\* about )\d+ s")
 
 
-def time_make_book() -> float:
+def time_make(target: str) -> float:
     start = time.perf_counter()
-    subprocess.run(["make", "book"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["make", target], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
@@ -55,6 +61,15 @@ def write_map_times(seconds: dict) -> None:
     INTRO.write_text("".join(lines))
 
 
+def write_title_times(seconds: dict, notebooks: list) -> None:
+    """Set "**Time to run:** about N s" in each notebook's title cell (its outputs stay) and in its student copy."""
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        nb.cells[0].source = TITLE_TIME.sub(lambda m: f"{m[1]}{seconds[path.stem]:.0f} s", nb.cells[0].source)
+        nbformat.write(nb, path)
+    write_student_versions(notebooks)
+
+
 def main(notebooks: list) -> int:
     rows, seconds = [], {}
     for path in notebooks:
@@ -63,12 +78,15 @@ def main(notebooks: list) -> int:
         print(rows[-1], flush=True)
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     for kind in ("cold", "warm"):
-        rows.append(row(f"`make book`, {kind}", time_make_book(), BOOK_BUDGETS[kind]))
+        rows.append(row(f"`make book`, {kind}", time_make("book"), BOOK_BUDGETS[kind]))
         print(rows[-1], flush=True)
+    rows.append(row("`make test`", time_make("test"), TEST_BUDGET))
+    print(rows[-1], flush=True)
     table = "\n".join(["| what | wall s | budget s | verdict |", "| --- | --- | --- | --- |", *rows])
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
     write_table(table, f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine}).")
     write_map_times(seconds)
+    write_title_times(seconds, notebooks)
     print("\n" + table)
     return 0 if "OVER BUDGET" not in table else 1
 
