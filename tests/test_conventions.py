@@ -131,7 +131,8 @@ def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_pat
     """Every run builds the widgets (the site shows their static state; colab-check builds them under ipywidgets
     7.7) with interact_manual, so a machine, which presses no button, draws nothing twice. A hidden cell after each
     one calls the widget's function at an extreme setting when a machine runs the notebook."""
-    cells = read_notebook(notebook_path).cells
+    nb = read_notebook(notebook_path)
+    cells = nb.cells
     for i, cell in enumerate(cells):
         if cell.cell_type == "code" and re.search(r"\binteract\w*\(", cell.source):
             call = re.search(r"\binteract_manual\((\w+),", cell.source)
@@ -143,7 +144,7 @@ def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_pat
                 "follow the widget with a cell tagged remove-cell that tries an extreme setting"
             assert check.source.startswith("if HEADLESS:") and f"{call.group(1)}(" in check.source, \
                 f"the cell after the widget should call {call.group(1)}(...) at an extreme setting `if HEADLESS:`"
-            assert "application/vnd.jupyter.widget-state+json" in read_notebook(notebook_path).metadata.get("widgets", {}), \
+            assert "application/vnd.jupyter.widget-state+json" in nb.metadata.get("widgets", {}), \
                 "execute the notebook (make execute) so that the widget's state is saved for the site"
-    setup = code_cells(read_notebook(notebook_path))[0].source
+    setup = code_cells(nb)[0].source
     assert 'HEADLESS = os.environ.get("RC_HEADLESS") == "1"' in setup
