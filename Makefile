@@ -9,7 +9,7 @@ NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
-.PHONY: venv book browser test colab-check bench execute badges student grade clean
+.PHONY: venv book browser test colab-check bench seeds execute badges student grade clean
 
 venv: $(STAMP)
 
@@ -45,10 +45,12 @@ browser: venv
 	test -x /usr/bin/chromium || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider tests/test_browser.py
 
-# Conventions, tools, coursework (student versions, grading), and every notebook under nbval (lax) and
-# under papermill with another SEED.
+# Conventions, claims, tools, coursework (student versions, every chapter graded), and every notebook under nbval
+# (lax) and under papermill with another SEED. Two workers, one per core (each notebook runs on one thread);
+# --dist loadscope keeps the cells of one notebook, which nbval runs in one kernel, together and in order.
 test: venv
-	$(PY) -m pytest -p no:cacheprovider tests $(NB) --nbval-lax --nbval-cell-timeout=600 --nbval-sanitize-with tests/nbval_sanitize.cfg
+	$(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Every chapter, and its student version, alone in an empty folder in a second venv pinned to Colab's
 # package versions (tests/colab-requirements.txt).
@@ -63,11 +65,19 @@ $(COLAB_STAMP): tests/colab-requirements.txt
 	cp tests/colab-requirements.txt $(COLAB_STAMP)
 
 colab-check: $(COLAB_STAMP)
-	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_notebooks_run.py tests/test_coursework.py -k "another_seed or runs_alone"
+	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -n 2 tests/test_notebooks_run.py tests/test_coursework.py \
+	  -k "another_seed or runs_alone"
 
 # Wall time of every notebook against its budget, of a cold and a warm `make book`, and of `make test`.
 bench: venv
 	$(PY) tests/tools/bench.py $(NB)
+
+# Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (about 50 min
+# for 30 seeds of every chapter). Records in _build/seeds/; the table goes on the reproducibility page.
+N ?= 30
+seeds: venv
+	$(PY) tests/tools/seeds.py -n $(N) $(NB)
+	$(PY) tests/tools/seeds.py --report
 
 # Re-execute notebooks in place in the pinned kernel (their committed outputs): make execute NB=notebooks/02_....ipynb
 execute: venv

@@ -1,27 +1,14 @@
-"""Shared paths and helpers for the book's tests."""
-import os
-import re
+"""Shared helpers for the book's tests; paths and settings come from tests/tools/settings.py."""
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
-os.environ.setdefault("RC_HEADLESS", "1")  # kernels the tests start run headless: no bars, widgets' far corners checked
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-TEST_SEED = int(os.environ.get("TEST_SEED", "12345"))  # the SEED the tests run notebooks with: not the committed one
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+from settings import NOTEBOOKS, ROOT, TEST_SEED, colab_url, headless, load_config  # noqa: E402, F401
 
-
-def load_config() -> dict:
-    return yaml.safe_load((ROOT / "_config.yml").read_text())
-
-
-def colab_url(notebook_name: str) -> str:
-    """The Colab address of a notebook, built from the one repository URL in _config.yml."""
-    repo = load_config()["repository"]
-    owner_repo = re.sub(r"^https://github\.com/", "", repo["url"].rstrip("/"))
-    return f"https://colab.research.google.com/github/{owner_repo}/blob/{repo['branch']}/notebooks/{notebook_name}"
+headless()  # kernels the tests start run headless: no bars, widgets' far corners checked
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:

@@ -220,7 +220,13 @@ def test_images_load_and_have_alt_text(open_page, path):
 @pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
 def test_light_screenshot(open_page, path):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    open_page(path).page.screenshot(path=SCREENSHOTS / f"{page_name(path)}.png", full_page=True)
+    shot = SCREENSHOTS / f"{page_name(path)}.png"
+    shot.unlink(missing_ok=True)
+    open_page(path).page.screenshot(path=shot, full_page=True)
+    png = shot.read_bytes()
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # the IHDR chunk
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and width == VIEWPORT["width"], f"{shot} is not a {VIEWPORT['width']} px screenshot"
+    assert height >= VIEWPORT["height"] // 2, f"{shot} is {height} px tall: the page rendered (almost) nothing"
 
 
 @pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))

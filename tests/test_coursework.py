@@ -1,21 +1,17 @@
 """Coursework: student versions generated from the one source, and grading with hidden tests."""
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import nbformat
-import papermill
 import pytest
 
 from conftest import NOTEBOOKS, ROOT, TEST_SEED, colab_url, read_notebook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-from grade import exercises, grade  # noqa: E402
+from grade import exercises, grade, grade_one  # noqa: E402
+from settings import CELL_TIMEOUT  # noqa: E402
 from student import STUDENT_DIR, student_version  # noqa: E402
-
-GRADED_CHAPTER = "02_identity_and_zero_init"
-
 
 def solution_count(nb) -> int:
     return sum(c.source.count("### BEGIN SOLUTION") for c in nb.cells)
@@ -40,16 +36,28 @@ def test_student_version_hides_solutions_and_hidden_tests(notebook_path):
     assert f"notebooks/student/{notebook_path.name})" in student.cells[0].source, "the badge opens the student copy"
 
 
-def test_student_version_runs_alone_up_to_its_first_unfilled_exercise(notebook_path, tmp_path):
-    """Copied alone into an empty folder and run with papermill under another SEED, every cell runs;
-    the only error allowed is an exercise's own NotImplementedError."""
+def solved_exercise(path: Path) -> int:
+    """The one exercise the graded student copy below gets solved: a different one from chapter to chapter."""
+    return 1 + int(path.stem[:2]) % solution_count(read_notebook(path))
+
+
+def test_student_version_runs_alone_and_the_grader_scores_only_the_solved_exercise(notebook_path, tmp_path):
+    """The student version, copied alone into an empty folder with one exercise solved (the instructor's solution
+    spliced in) and the rest untouched, runs under another SEED and is graded: the solved exercise earns its mark,
+    every untouched one scores zero, and no cell raises anything but a stub's own NotImplementedError."""
+    k = solved_exercise(notebook_path)
+    student = read_notebook(STUDENT_DIR / notebook_path.name)
+    stubs = [c for c in student.cells if c.cell_type == "code" and "raise NotImplementedError('Exercise" in c.source]
+    solutions = [c for c in read_notebook(notebook_path).cells if "### BEGIN SOLUTION" in c.source]
+    assert len(stubs) == len(solutions), "one stub cell per solution cell"
+    stubs[k - 1].source = solutions[k - 1].source
     alone = tmp_path / notebook_path.name
-    shutil.copy(STUDENT_DIR / notebook_path.name, alone)
-    try:
-        papermill.execute_notebook(str(alone), str(alone), parameters={"SEED": TEST_SEED}, cwd=str(tmp_path),
-                                   kernel_name="python3", progress_bar=False, execution_timeout=600)
-    except papermill.PapermillExecutionError as err:
-        assert err.ename == "NotImplementedError" and "Exercise" in err.evalue, f"{err.ename}: {err.evalue}"
+    nbformat.write(student, alone)
+    row = grade_one(alone, notebook_path.stem, timeout=CELL_TIMEOUT, parameters={"SEED": TEST_SEED})
+    scores = {n: row[f"exercise_{n}"] for n in range(1, row["out_of"] + 1)}
+    assert scores == {n: int(n == k) for n in scores}, f"expected only exercise {k} to pass: {row}"
+    problems = [p for p in row["notes"].split("; ") if p]  # a stub inside a function raises only when called
+    assert all("raised NotImplementedError: Exercise" in p for p in problems), f"other errors: {row['notes']}"
 
 
 def test_every_exercise_has_a_hidden_test(notebook_path):
@@ -57,54 +65,64 @@ def test_every_exercise_has_a_hidden_test(notebook_path):
     assert numbers == list(range(1, solution_count(read_notebook(notebook_path)) + 1))
 
 
-def test_hidden_tests_stay_out_of_notebooks_and_site():
+def test_hidden_tests_stay_out_of_notebooks():
     for path in NOTEBOOKS + sorted(STUDENT_DIR.glob("*.ipynb")):
         assert "def exercise_1():" not in path.read_text(), f"{path.name} contains hidden tests"
-    site = ROOT / "_build" / "html"
-    for page in site.rglob("*") if site.exists() else []:
-        if page.suffix in {".html", ".ipynb", ".txt"}:
-            assert "def exercise_1():" not in page.read_text(errors="ignore"), page
+
+
+TOY_HIDDEN = """
+def exercise_1():
+    assert double(3) == 6, "double(3) must be 6"
+
+
+def exercise_2():
+    assert half(3) == 1.5, "half(3) must be 1.5"
+
+
+def exercise_3():
+    assert third(3) == 1, "third(3) must be 1"
+"""
+
+
+def toy_submission(*solutions) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in solutions])
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Grade five submissions of chapter 02 (four exercises): full marks, untouched, broken, looping, not a notebook."""
+    """The grader's robustness, on a toy chapter of three exercises (every real chapter is graded above): a raising
+    cell, a deleted exercise, an infinite loop and a file that is not a notebook each cost only what they must."""
+    import settings
+    hidden = tmp_path_factory.mktemp("hidden")
+    (hidden / "99_toy.py").write_text(TOY_HIDDEN)
     folder = tmp_path_factory.mktemp("submissions")
-    instructor = read_notebook(ROOT / "notebooks" / f"{GRADED_CHAPTER}.ipynb")
-    nbformat.write(instructor, folder / "ada.ipynb")
-    nbformat.write(read_notebook(STUDENT_DIR / f"{GRADED_CHAPTER}.ipynb"), folder / "untouched.ipynb")
-    solutions = [i for i, c in enumerate(instructor.cells) if "### BEGIN SOLUTION" in c.source]
-    broken = read_notebook(ROOT / "notebooks" / f"{GRADED_CHAPTER}.ipynb")
-    broken.cells[solutions[0]].source = "raise RuntimeError('my first attempt')"
-    del broken.cells[solutions[2]]  # an exercise cell deleted
-    nbformat.write(broken, folder / "broken.ipynb")
-    looping = read_notebook(ROOT / "notebooks" / f"{GRADED_CHAPTER}.ipynb")
-    looping.cells[solutions[1]].source = "while True:\n    pass"
-    nbformat.write(looping, folder / "looping.ipynb")
+    full = ["def double(x):\n    return 2 * x", "def half(x):\n    return x / 2", "def third(x):\n    return x / 3"]
+    nbformat.write(toy_submission(*full), folder / "ada.ipynb")
+    nbformat.write(toy_submission("raise RuntimeError('my first attempt')", full[1]), folder / "broken.ipynb")
+    nbformat.write(toy_submission(full[0], "while True:\n    pass", full[2]), folder / "looping.ipynb")
     (folder / "garbled.ipynb").write_text('{"cells": [ this is not JSON')
-    return {row["student"]: row for row in grade(folder, GRADED_CHAPTER, timeout=60, jobs=2)}
+    saved = settings.HIDDEN
+    settings.HIDDEN = hidden
+    try:
+        return {row["student"]: row for row in grade(folder, "99_toy", timeout=5, jobs=2)}
+    finally:
+        settings.HIDDEN = saved
 
 
-def test_instructor_version_scores_full_marks(graded):
-    assert graded["ada"]["score"] == graded["ada"]["out_of"] == 4, graded["ada"]
+def test_a_complete_submission_scores_full_marks(graded):
+    assert graded["ada"]["score"] == graded["ada"]["out_of"] == 3, graded["ada"]
     assert graded["ada"]["notes"] == ""
-
-
-def test_untouched_student_version_scores_zero(graded):
-    row = graded["untouched"]
-    assert row["score"] == 0, row
-    assert row["reasons"].count("NotImplementedError") == row["out_of"]
 
 
 def test_a_raising_cell_and_a_deleted_exercise_cost_only_their_exercises(graded):
     row = graded["broken"]
-    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"], row["exercise_4"]) == (0, 1, 0, 1), row
+    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"]) == (0, 1, 0), row
     assert "NameError" in row["reasons"] and "my first attempt" in row["notes"]
 
 
 def test_an_infinite_loop_times_out_and_grading_goes_on(graded):
     row = graded["looping"]
-    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"], row["exercise_4"]) == (1, 0, 1, 1), row
+    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"]) == (1, 0, 1), row
     assert "timed out" in row["notes"]
 
 

@@ -111,3 +111,10 @@ def test_chapter_page_ends_with_a_next_link(site, notebook):
     link = re.search(r"<strong>Next:</strong>.*?href=\"([^\"#]+)", text, re.S)
     following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1:]
     assert link and link[1] == (f"{following[0].stem}.html" if following else "../book/reproducibility.html")
+
+
+def test_hidden_tests_stay_out_of_the_site(site):
+    pages = [p for p in site.rglob("*") if p.suffix in {".html", ".ipynb", ".txt"}]
+    assert len(pages) > len(NOTEBOOKS), "the built site has fewer pages than chapters"
+    for page in pages:
+        assert "def exercise_1():" not in page.read_text(errors="ignore"), f"{page} contains hidden tests"

@@ -101,3 +101,22 @@ def test_bench_writes_the_title_time(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "write_student_versions", lambda notebooks: None)
     bench.write_title_times({"07_x": 12.6}, [path])
     assert "**Time to run:** about 13 s on a 2-core CPU." in nbformat.read(path, as_version=4).cells[0].source
+
+
+def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(tmp_path, monkeypatch):
+    import seeds
+    path = tmp_path / "99_toy.ipynb"
+    nb = notebook("# Toy", "SEED = 0", "x = SEED / 1000\nassert x < 1.25, 'x too big'\nassert all(v > 0 for v in [x, 1])\n"
+                  "def f():\n    assert 0 <= x <= 10\nf()\nassert isinstance(x, float)", tags=["parameters"])
+    nbformat.write(nb, path)
+    monkeypatch.setattr(seeds, "OUT", tmp_path)
+    record = seeds.sweep(path, n=2, jobs=2)
+    errors = {run["seed"]: run["error"] for run in record["runs"]}
+    assert record["seeds"] == [1000, 2000]
+    assert errors[1000] is None and "x too big" in errors[2000]
+    first = record["runs"][0]["slack"]  # x = 1: 1 < 1.25 lands 20 % inside; 1 > 0 lands 100 % inside
+    assert list(first.values())[:3] == pytest.approx([0.2, 1.0, 0.9])
+    assert list(first.values())[3] is None  # isinstance: reached, no slack
+    head, rows = seeds.summarise(record)
+    assert head.startswith("99_toy: 1/2 seeds passed")
+    assert rows[0][3] == 1 and rows[1][3] == 0, "the first assert fired once (seed 2000), the second never"

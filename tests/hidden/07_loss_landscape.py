@@ -11,8 +11,12 @@ def exercise_1():
 
 def exercise_2():
     rays = torch.tensor([[0.0, 0.5, 1.0], [1.0, 0.0, 2.0], [0.0, 0.0, 0.0]])
-    assert abs(share_rising(rays) - 2 / 3) < 1e-9
-    assert abs(share_rising(rays, tol=2.0) - 1.0) < 1e-9
+    # The share is a float32 mean: the sum of a few 0/1 values is exact, and the division rounds once, to
+    # within half an ulp (eps / 2 relative) of the exact fraction; 4 eps also allows another summation order.
+    # (2/3 itself is not a float32: 1e-9 failed the reference solution.)
+    tol = 4 * torch.finfo(torch.float32).eps
+    assert abs(share_rising(rays) - 2 / 3) < tol
+    assert abs(share_rising(rays, tol=2.0) - 1.0) < tol
 
 
 def exercise_3():

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from conftest import ROOT, colab_url  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from settings import ROOT, colab_url  # noqa: E402
 
 COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^/\s)]+/[^/\s)]+/blob/[^/\s)]+/notebooks/(?P<path>[^)\s]+\.ipynb)")
 BADGE = re.compile(r"\]\(https://colab\.research\.google\.com/github/[^)]*\)")

@@ -20,15 +20,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute import execute  # noqa: E402
+from settings import BOOK_BUDGETS, INTRO, NOTEBOOK_BUDGET, NOTEBOOK_BUDGETS, REPRODUCIBILITY, ROOT, TEST_BUDGET  # noqa: E402
 from student import write_student_versions  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-BUDGETS = {"05_pre_vs_post_norm": 90}  # seconds; every other notebook: DEFAULT_BUDGET
-DEFAULT_BUDGET = 60
-BOOK_BUDGETS = {"cold": 600, "warm": 30}
-TEST_BUDGET = 900
-REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
-INTRO = ROOT / "book" / "intro.md"
 MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
 TITLE_TIME = re.compile(r"(\*\*Time to run:\*\* about )\d+ s")
 
@@ -74,7 +67,7 @@ def main(notebooks: list) -> int:
     rows, seconds = [], {}
     for path in notebooks:
         _, seconds[path.stem] = execute(path)
-        rows.append(row(path.name, seconds[path.stem], BUDGETS.get(path.stem, DEFAULT_BUDGET)))
+        rows.append(row(path.name, seconds[path.stem], NOTEBOOK_BUDGETS.get(path.stem, NOTEBOOK_BUDGET)))
         print(rows[-1], flush=True)
     shutil.rmtree(ROOT / "_build", ignore_errors=True)
     for kind in ("cold", "warm"):

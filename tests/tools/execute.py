@@ -4,7 +4,6 @@ Each notebook runs in an empty temporary folder, as it would in Colab, headless 
 Usage: python tests/tools/execute.py notebooks/02_identity_and_zero_init.ipynb [...]
 """
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -13,13 +12,16 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from settings import CELL_TIMEOUT, headless  # noqa: E402
 
-def execute(path: Path, parameters: dict | None = None, timeout: int = 600) -> tuple[nbformat.NotebookNode, float]:
+
+def execute(path: Path, parameters: dict | None = None, timeout: int = CELL_TIMEOUT) -> tuple[nbformat.NotebookNode, float]:
     """Run the notebook at `path` and return it with outputs, and the wall seconds it took."""
     nb = nbformat.read(path, as_version=4)
     if parameters:
         nb = inject_parameters(nb, parameters)
-    os.environ["RC_HEADLESS"] = "1"  # no progress bars; the widgets' far corners get checked
+    headless()
     with tempfile.TemporaryDirectory() as workdir:
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": workdir}})
         start = time.perf_counter()

@@ -8,7 +8,6 @@ run in the same kernel. Bad submissions become rows, not crashes. Writes a CSV a
 import argparse
 import csv
 import json
-import os
 import re
 import sys
 import tempfile
@@ -18,14 +17,17 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parents[2]
-HIDDEN = ROOT / "tests" / "hidden"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from execute import inject_parameters  # noqa: E402
+import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
+from settings import GRADE_CELL_TIMEOUT, ROOT, headless  # noqa: E402
+
 MARK = "GRADE "
 
 
 def exercises(chapter: str) -> tuple[str, list]:
     """The hidden tests' source and the exercise numbers it covers."""
-    path = HIDDEN / f"{chapter}.py"
+    path = settings.HIDDEN / f"{chapter}.py"
     if not path.exists():
         raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path.relative_to(ROOT)}.")
     source = path.read_text()
@@ -57,8 +59,21 @@ def cell_problems(nb, n_submitted: int) -> list:
     return notes
 
 
-def grade_one(path: Path, chapter: str, timeout: int) -> dict:
-    """One row: {'student', 'exercise_N': 0/1, 'score', 'reasons', 'notes'}; never raises for a bad submission."""
+def results(nb, n_submitted: int) -> dict:
+    """{exercise number: (passed, reason)} from the grading cells' output of an executed notebook."""
+    found = {}
+    for cell in nb.cells[n_submitted:]:
+        for out in cell.get("outputs", []):
+            for line in out.get("text", "").splitlines():
+                if line.startswith(MARK):
+                    result = json.loads(line[len(MARK):])
+                    found[result["exercise"]] = (result["passed"], "passed" if result["passed"] else result["reason"])
+    return found
+
+
+def grade_one(path: Path, chapter: str, timeout: int, parameters: dict | None = None) -> dict:
+    """One row: {'student', 'exercise_N': 0/1, 'score', 'reasons', 'notes'}; never raises for a bad submission.
+    `parameters` (such as {"SEED": 7}) are set after the notebook's `parameters` cell, as papermill does."""
     source, numbers = exercises(chapter)
     row = {"student": path.stem, **{f"exercise_{n}": 0 for n in numbers}, "score": 0, "out_of": len(numbers)}
     reasons, notes = {n: "no result" for n in numbers}, []
@@ -68,9 +83,11 @@ def grade_one(path: Path, chapter: str, timeout: int) -> dict:
         row.update(reasons="; ".join(f"exercise {n}: not graded" for n in numbers),
                    notes=f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})")
         return row
+    if parameters:
+        nb = inject_parameters(nb, parameters)
     n_submitted = len(nb.cells)
     nb.cells += grading_cells(source, numbers)
-    os.environ["RC_HEADLESS"] = "1"
+    headless()
     with tempfile.TemporaryDirectory() as workdir:
         client = NotebookClient(nb, timeout=timeout, interrupt_on_timeout=True, allow_errors=True,
                                 kernel_name="python3", resources={"metadata": {"path": workdir}})
@@ -79,20 +96,15 @@ def grade_one(path: Path, chapter: str, timeout: int) -> dict:
         except Exception as err:  # the kernel died, or could not start
             notes.append(f"execution stopped: {type(err).__name__}: {str(err)[:120]}")
     notes = cell_problems(nb, n_submitted) + notes
-    for cell in nb.cells[n_submitted:]:
-        for out in cell.get("outputs", []):
-            for line in out.get("text", "").splitlines():
-                if line.startswith(MARK):
-                    result = json.loads(line[len(MARK):])
-                    row[f"exercise_{result['exercise']}"] = int(result["passed"])
-                    reasons[result["exercise"]] = "passed" if result["passed"] else result["reason"]
+    for n, (passed, reason) in results(nb, n_submitted).items():
+        row[f"exercise_{n}"], reasons[n] = int(passed), reason
     row["score"] = sum(row[f"exercise_{n}"] for n in numbers)
     row["reasons"] = "; ".join(f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed")
     row["notes"] = "; ".join(notes)
     return row
 
 
-def grade(submissions: Path, chapter: str, timeout: int = 120, jobs: int = 2) -> list:
+def grade(submissions: Path, chapter: str, timeout: int = GRADE_CELL_TIMEOUT, jobs: int = 2) -> list:
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
     if not paths:
         raise SystemExit(f"No .ipynb files in {submissions}.")
@@ -112,7 +124,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("submissions", type=Path, help="folder of submitted .ipynb files, one per student")
     ap.add_argument("--chapter", required=True, help="e.g. 02_identity_and_zero_init")
-    ap.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell")
+    ap.add_argument("--timeout", type=int, default=GRADE_CELL_TIMEOUT, help="seconds allowed per cell")
     ap.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
     ap.add_argument("--out", type=Path, help="CSV file (default: SUBMISSIONS/grades.csv)")
     args = ap.parse_args()

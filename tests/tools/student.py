@@ -13,11 +13,9 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from conftest import NOTEBOOKS, ROOT, colab_url  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from badges import BADGE, COLAB_LINK  # noqa: E402
-
-STUDENT_DIR = ROOT / "notebooks" / "student"
+from settings import NOTEBOOKS, ROOT, STUDENT_DIR, colab_url  # noqa: E402
 SOLUTION = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.M | re.S)
 EXERCISE = re.compile(r"^#+\s*Exercise\s+(?P<number>\d+)\s*:\s*(?P<title>.+)$", re.M)
 NOTE = ("\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "

@@ -1,0 +1,195 @@
+"""Every number in a chapter's prose is backed by something a reader can check.
+
+A number written with digits in a markdown cell (or in the front page's text) must be one of:
+1. a threshold an `assert` checks: a literal in an assert of the notebook, or a literal assigned to a name an
+   assert uses ("90 %" matches 0.9 or 90);
+2. in a sentence that carries a citation (`{cite}`): a paper's figure, quoted from the paper;
+3. in a sentence that labels it as this run's printout ("in the run shown, ..."): the committed outputs show
+   it, and the reader's own run may differ;
+4. allowed by its form (the allow-list below): equations and code, years, numbered references to figures,
+   tables, chapters and exercises, model names such as ResNet-56, and a setting written in the code (a depth,
+   a width, a learning rate), unless it is shaped like a result (a percentage, a factor).
+
+It will be imperfect; its job is to make every new number a decision. A number spelled out ("ten times") is
+not caught: write it with digits and back it.
+"""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import NOTEBOOKS, read_notebook
+from settings import INTRO
+
+# --- what is stripped before numbers are looked for: not prose, or numbers that are names -------------------
+NOT_PROSE = [
+    re.compile(r"```.*?```", re.S),                        # fenced blocks (code, directives' options)
+    re.compile(r"\$\$.*?\$\$", re.S),                      # display equations: constants in equations
+    re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$"),             # inline equations
+    re.compile(r"`[^`\n]*`"),                              # inline code, and the targets of {cite}/{term} roles
+    re.compile(r"\]\([^)\s]*\)"),                          # link targets
+    re.compile(r"<!--.*?-->", re.S),                       # comments
+    re.compile(r"https?://\S+"),                           # bare addresses
+    re.compile(r"^\s*(#+\s*(\d+(\.\d+)*\.?)?|\d+\.\s)", re.M),  # heading and list numbers
+    re.compile(r"\*\*Time to run:\*\*[^\n]*"),             # written by `make bench`
+]
+ALLOWED_FORMS = [
+    re.compile(r"\b(1[89]|20)\d\d[a-z]?\b"),                                        # years (2016, 2016a)
+    re.compile(r"\b(Figures?|Figs?\.|Tables?|Chapters?|Exercises?|Sections?|§|Lemmas?|Theorems?|"
+               r"Eqs?\.|Equations?|Appendix|Algorithm|Part)\s*\d+(\.\d+)*([–-]\d+)?(\s*(and|,)\s*\d+)*", re.I),
+    re.compile(r"\b[A-Za-z][A-Za-z]*-\d+\b"),                                       # model names: ResNet-56, plain-33
+    re.compile(r"\b\d+\s*[×x]\s*\d+\b(?!\s*%)"),                                    # shapes: 3×3, 32×32
+    re.compile(r"\b\d+(st|nd|rd|th)\b"),                                            # ordinals
+    re.compile(r"\b[A-Z]+\d+\b"),                                                   # names such as MNIST1D, L2
+    re.compile(r"\b\d[\d,]*\s+(training |test |held-out |handwritten )*(images|digits|pixels|classes)\b"),  # the data
+    re.compile(r"\b\d+-core\b"),                                                    # the machine
+]
+NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE][−-]?\d+)?(?![\w])")
+RESULT_SHAPED = re.compile(r"^\s*(%|pp\b|percent|×|times\b|-fold|fold\b|x\b)")
+RUN_LABEL = re.compile(r"\bin\s+the\s+runs?\s+shown\b", re.I)
+SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z*(\[\"“])|\n\s*[-*]\s+|\n\s*\n|\n(?=\|)")
+
+
+def _parse(value: str) -> float:
+    return float(value.replace(",", "").replace("−", "-"))
+
+
+# --- what the code backs ----------------------------------------------------------------------------------
+def _tree(source: str) -> ast.AST | None:
+    lines = ["pass" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def _constants(node: ast.AST) -> set:
+    """Numeric literals under `node`, with signs and simple arithmetic (1e-3, 2 / 3, 10 ** -9) folded."""
+    found = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, (int, float)) and not isinstance(sub.value, bool):
+            found.add(float(sub.value))
+        elif isinstance(sub, (ast.BinOp, ast.UnaryOp)):
+            try:
+                value = eval(compile(ast.Expression(sub), "<const>", "eval"), {"__builtins__": {}})
+                if isinstance(value, (int, float)):
+                    found.add(float(value))
+            except Exception:
+                pass
+    return found
+
+
+def backed_numbers(code_sources: list) -> tuple[set, set]:
+    """(thresholds the asserts check, every literal written in the code)."""
+    trees = [t for t in (_tree(s) for s in code_sources) if t is not None]
+    assigned, asserted_names, thresholds, literals = {}, set(), set(), set()
+    for tree in trees:
+        literals |= _constants(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assert):
+                thresholds |= _constants(node.test)
+                asserted_names |= {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            assigned.setdefault(name.id, set()).update(_constants(node.value))
+    for name in asserted_names:
+        thresholds |= assigned.get(name, set())
+    return thresholds, literals
+
+
+# --- the check ---------------------------------------------------------------------------------------------
+def _matches(value: float, percent: bool, backed: set) -> bool:
+    candidates = {value, value / 100} if percent else {value}
+    return any(abs(c - b) <= 1e-9 * max(1.0, abs(c)) for c in candidates for b in backed)
+
+
+def unsupported(markdown: list, code_sources: list) -> list:
+    """Each number in the prose that nothing backs, as 'number «sentence»'."""
+    thresholds, literals = backed_numbers(code_sources)
+    problems = []
+    for text in markdown:
+        for sentence in SENTENCE_END.split(text):
+            if not sentence or "{cite" in sentence or RUN_LABEL.search(sentence):
+                continue
+            prose = sentence
+            for pattern in NOT_PROSE + ALLOWED_FORMS:
+                prose = pattern.sub(" ", prose)
+            for m in NUMBER.finditer(prose):
+                value, after = _parse(m.group(0)), prose[m.end():]
+                result_shaped = bool(RESULT_SHAPED.match(after))
+                percent = bool(re.match(r"^\s*(%|pp\b|percent)", after))
+                if _matches(value, percent, thresholds):
+                    continue
+                if not result_shaped and _matches(value, False, literals):
+                    continue  # a setting written in the code
+                problems.append(f"{m.group(0)}{after[:3].rstrip()} «{' '.join(sentence.split())[:160]}»")
+    return problems
+
+
+def notebook_parts(path: Path) -> tuple[list, list]:
+    nb = read_notebook(path)
+    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    return markdown, code
+
+
+def intro_parts() -> tuple[list, list]:
+    """The front page is a MyST notebook: its code cells and the text between them."""
+    text = INTRO.read_text().split("---", 2)[2]  # past the front matter
+    cells = re.split(r"```\{code-cell\}[^\n]*\n(.*?)```", text, flags=re.S)
+    markdown = cells[0::2]
+    code = [re.sub(r"\A---\n.*?\n---\n", "", c, flags=re.S) for c in cells[1::2]]  # past each cell's options
+    # The map's last column is written by `make bench`: not a claim of the prose.
+    markdown = [re.sub(r"^\| \[.*\| \d+ s \|$", "", m, flags=re.M) for m in markdown]
+    return markdown, code
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_number_in_the_prose_is_backed(path):
+    problems = unsupported(*notebook_parts(path))
+    assert not problems, (f"{path.name}: numbers in the prose that no assert, citation or 'in the run shown' "
+                          "label backs (see tests/test_claims.py):\n  " + "\n  ".join(problems))
+
+
+def test_every_number_on_the_front_page_is_backed():
+    problems = unsupported(*intro_parts())
+    assert not problems, "book/intro.md: unbacked numbers:\n  " + "\n  ".join(problems)
+
+
+# --- the check itself can fail ------------------------------------------------------------------------------
+CODE = ["WIDTH, DEPTHS = 64, [9, 33]\nplain_error = 0.23\nMARGIN = 0.1\nassert plain_error > MARGIN, 'x'\n"
+        "assert gap < 2e-2\n"]
+
+
+@pytest.mark.parametrize("sentence", [
+    "The plain net ends at 37.3 % training error.",
+    "Deleting a block costs 5 pp.",
+    "The residual stream grows 26× over the stack.",
+    "Its gradient is 0.44 of the first layer's.",
+])
+def test_an_unbacked_number_fails(sentence):
+    assert unsupported([sentence], CODE), f"the claims check let through: {sentence}"
+
+
+@pytest.mark.parametrize("sentence", [
+    "The plain net's error stays above 10 % for every seed.",             # an asserted threshold (0.1)
+    "Deleting a block costs less than 2 pp.",                              # an asserted threshold (2e-2)
+    "He et al. report 6.43 % for ResNet-110 {cite}`he2016deep`.",         # cited
+    "In the run shown, the plain net ends at 37.3 % training error.",     # labelled as this run's printout
+    "A 33-layer net of width 64, as in Figure 2 of chapter 3 (2016).",     # forms and settings
+    "The loss is $\\mathcal{L} = 0.5\\,\\|y - 3\\|^2$ and `lr = 0.05`.",  # equations and code
+])
+def test_a_backed_number_passes(sentence):
+    assert not unsupported([sentence], CODE)
+
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_a_number_inserted_into_a_chapter_is_caught(path):
+    markdown, code = notebook_parts(path)
+    inserted = "After training, the deeper net ends at 37.25 % error."
+    assert any(inserted in p for p in unsupported(markdown + [inserted], code))

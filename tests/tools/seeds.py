@@ -1,0 +1,255 @@
+"""`make seeds N=30`: run every chapter under N seeds and record how far inside its threshold each assert landed.
+
+A pass/fail count says little: 30 passes out of 30 bound the failure rate only at about 10 %. So each
+`assert a < b` (also <=, >, >=, and `assert all(a < b for ...)`) is instrumented before the run: both sides
+are recorded, and the table shows each assert's *slack*, how far inside its threshold it landed, relative to
+the threshold (|b|), as the minimum and the median over seeds. Asserts of another shape (`torch.equal`,
+`isfinite`, ...) are counted as passed or failed only.
+
+The chapters seed their models internally as SEED + k, so the sweep's seeds are spaced 1,000 apart
+(1000, 2000, ...): no two runs share a network. Two notebooks run at a time (each uses one thread).
+The raw records go to _build/seeds/<chapter>.json; `--report` turns every record there into the table on
+book/reproducibility.md (between the seeds markers), with the commit each chapter was measured at.
+
+Usage: python tests/tools/seeds.py [-n 30] [--jobs 2] notebooks/03_gradient_flow.ipynb ...
+       python tests/tools/seeds.py --report
+Runs outside CI: 30 seeds of all chapters take about 50 minutes on two cores.
+"""
+import argparse
+import ast
+import hashlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from execute import inject_parameters  # noqa: E402
+from settings import CELL_TIMEOUT, REPRODUCIBILITY, ROOT, SEED_SPACING, headless  # noqa: E402
+
+OUT = ROOT / "_build" / "seeds"
+MARKERS = ("<!-- seeds:start -->", "<!-- seeds:end -->")
+
+# Prepended to the notebook: `_rc_cmp` does a comparison as Python would and appends its slack to RC_SLACK_FILE.
+RECORDER = '''
+def _rc_cmp(key, ops, *values):
+    import json, math, operator, os
+    fns = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+    result, slack = True, None
+    for op, a, b in zip(ops, values, values[1:]):
+        result = result and fns[op](a, b)
+        try:
+            a, b = float(a), float(b)
+        except (TypeError, ValueError, RuntimeError):
+            continue
+        gap = (b - a) if op in ("<", "<=") else (a - b)
+        gap = gap / abs(b) if b != 0 and math.isfinite(b) else gap
+        slack = gap if slack is None else min(slack, gap)
+    with open(os.environ["RC_SLACK_FILE"], "a") as f:
+        f.write(json.dumps({"key": key, "slack": slack}) + "\\n")
+    return result
+'''
+OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+class _Instrument(ast.NodeTransformer):
+    """Route each ordered comparison that decides an assert (the test itself, a side of `and`/`or`/`not`, or the
+    element of `all(...)`/`any(...)`) through `_rc_cmp`, which records its slack; keep the assert as it is."""
+
+    def __init__(self, cell: int, source: str):
+        self.cell, self.source, self.labels = cell, source, {}
+
+    def visit_Assert(self, node: ast.Assert):
+        key = f"cell {self.cell}, line {node.lineno}"
+        self.labels[key] = ast.get_source_segment(self.source, node.test) or ast.unparse(node.test)
+        node.test = self._route(node.test, key)
+        record = ast.parse(f"_rc_cmp({key!r}, [])").body[0]  # an assert of another shape still counts as reached
+        return [node, ast.copy_location(record, node)]
+
+    def _route(self, test: ast.expr, key: str) -> ast.expr:
+        if isinstance(test, ast.Compare) and all(type(op) in OPS for op in test.ops):
+            ops = [OPS[type(op)] for op in test.ops]
+            return ast.Call(ast.Name("_rc_cmp", ast.Load()), [ast.Constant(key), ast.Constant(ops), test.left, *test.comparators], [])
+        if isinstance(test, ast.BoolOp):
+            test.values = [self._route(v, key) for v in test.values]
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test.operand = self._route(test.operand, key)
+        elif (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("all", "any")
+              and len(test.args) == 1 and isinstance(test.args[0], (ast.GeneratorExp, ast.ListComp))):
+            test.args[0].elt = self._route(test.args[0].elt, key)
+        return test
+
+
+def instrument(nb: nbformat.NotebookNode) -> dict:
+    """Instrument the notebook's asserts in place; return {key: the assert's source} for each one."""
+    labels = {}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or "assert" not in cell.source:
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:  # a cell with IPython magics: left as it is, its asserts unrecorded
+            continue
+        visitor = _Instrument(i, cell.source)
+        tree = ast.fix_missing_locations(visitor.visit(tree))
+        cell.source = ast.unparse(tree)
+        labels.update(visitor.labels)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(RECORDER))
+    return labels
+
+
+def run_one(path: Path, seed: int) -> dict:
+    """Run one notebook at one seed; return the slack of every assert it reached, and the error if one fired."""
+    nb = nbformat.read(path, as_version=4)
+    labels = instrument(nb)
+    nb = inject_parameters(nb, {"SEED": seed})
+    with tempfile.TemporaryDirectory() as workdir:
+        slack_file = Path(workdir) / "slack.jsonl"
+        headless()
+        os.environ["RC_SLACK_FILE"] = str(slack_file)
+        client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": workdir}})
+        start, error = time.perf_counter(), None
+        try:
+            client.execute()
+        except CellExecutionError as e:
+            error = re.sub(r"\x1b\[[0-9;]*m", "", str(e).strip().splitlines()[-1])[:300]  # without colour codes
+        except Exception as e:  # a timeout or a dead kernel: recorded as this seed's failure
+            error = f"{type(e).__name__}: {e}"[:300]
+        seconds = time.perf_counter() - start
+        records = [json.loads(line) for line in slack_file.read_text().splitlines()] if slack_file.exists() else []
+    slack = {}  # an assert inside a function runs once per call: keep its tightest landing
+    for r in records:
+        landed = [v for v in (slack.get(r["key"]), r["slack"]) if v is not None]
+        slack[r["key"]] = min(landed) if landed else None
+    return {"seed": seed, "seconds": round(seconds, 1), "error": error, "labels": labels, "slack": slack}
+
+
+def sweep(path: Path, n: int, jobs: int) -> dict:
+    seeds = [SEED_SPACING * (k + 1) for k in range(n)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        runs = list(pool.map(run_one, [path] * n, seeds))
+    for run in runs:
+        print(f"{path.stem} SEED={run['seed']}: {'ok' if not run['error'] else run['error']} ({run['seconds']} s)", flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return {"chapter": path.stem, "commit": commit + ("+changes" if dirty else ""), "date": time.strftime("%Y-%m-%d"),
+            "code": code_hash(path), "seeds": seeds, "runs": runs}
+
+
+def code_hash(path: Path) -> str:
+    """A fingerprint of the notebook's code cells: a record whose code has changed since is marked stale."""
+    nb = nbformat.read(path, as_version=4)
+    return hashlib.sha1("\n".join(c.source for c in nb.cells if c.cell_type == "code").encode()).hexdigest()[:12]
+
+
+def summarise(record: dict) -> tuple[str, list]:
+    """A line for the chapter and a row per assert: passes, and min / median slack over the seeds."""
+    runs = record["runs"]
+    labels = {}
+    for run in runs:
+        labels.update(run["labels"])
+    passed = sum(1 for r in runs if not r["error"])
+    rows = []
+    for key, label in labels.items():
+        reached = [r for r in runs if key in r["slack"]]
+        slacks = [r["slack"][key] for r in reached if r["slack"][key] is not None]
+        failed = [r for r in runs if r["error"] and _failed_here(r, key, labels)]
+        stats = (f"{min(slacks):.3g}", f"{statistics.median(slacks):.3g}") if slacks else ("–", "–")
+        rows.append((key, label, len(reached), len(failed), *stats))
+    head = f"{record['chapter']}: {passed}/{len(runs)} seeds passed (commit {record['commit']}, {record['date']})"
+    return head, rows
+
+
+def _failed_here(run: dict, key: str, labels: dict) -> bool:
+    """In a failing run, the assert that landed outside its threshold fired; failing that, the first assert the run
+    did not reach (an assert of another shape, or one in a cell that raised)."""
+    outside = [k for k, v in run["slack"].items() if v is not None and v < 0]
+    if outside:
+        return key in outside
+    unreached = [k for k in labels if k not in run["slack"]]
+    return bool(unreached) and unreached[0] == key
+
+
+def table(records: list) -> str:
+    lines = ["| chapter | seeds passed | asserts | tightest assert (min slack) | median slack of that assert | measured at |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for record in records:
+        _, rows = summarise(record)
+        passed = sum(1 for r in record["runs"] if not r["error"])
+        measured = [r for r in rows if r[4] != "–"]
+        tight = min(measured, key=lambda r: float(r[4])) if measured else None
+        label = f"`{_short(tight[1])}`" if tight else "–"
+        path = ROOT / "notebooks" / f"{record['chapter']}.ipynb"
+        current = path.exists() and code_hash(path) == record.get("code")
+        measured_at = f"{record['commit']}, {record['date']}" + ("" if current else " (stale: the code has changed since)")
+        lines.append(f"| {record['chapter']} | {passed}/{len(record['runs'])} | {len(rows)} | {label}: {tight[4] if tight else '–'} "
+                     f"| {tight[5] if tight else '–'} | {measured_at} |")
+    return "\n".join(lines)
+
+
+def _short(text: str, width: int = 60) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def print_record(record: dict) -> None:
+    head, rows = summarise(record)
+    print("\n" + head)
+    print("| assert | reached | fired | min slack | median slack |\n| --- | --- | --- | --- | --- |")
+    for key, label, reached, fired, lo, med in rows:
+        print(f"| {key}: `{_short(label)}` | {reached} | {fired} | {lo} | {med} |")
+    for run in record["runs"]:
+        if run["error"]:
+            print(f"  SEED={run['seed']}: {run['error']}")
+
+
+def report() -> int:
+    records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
+    if not records:
+        raise SystemExit(f"No sweep records in {OUT}: run `make seeds` first.")
+    text = REPRODUCIBILITY.read_text()
+    start, end = MARKERS
+    if start not in text or end not in text:
+        raise SystemExit(f"{REPRODUCIBILITY} has lost its {start} / {end} markers.")
+    body = table(records)
+    head, tail = text.split(start)[0], text.split(end)[1]
+    REPRODUCIBILITY.write_text(f"{head}{start}\n{body}\n{end}{tail}")
+    print(body)
+    for record in records:
+        print_record(record)
+    return 0 if all(not r["error"] for rec in records for r in rec["runs"]) else 1
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("notebooks", nargs="*", type=Path)
+    ap.add_argument("-n", type=int, default=30, help="number of seeds (default 30)")
+    ap.add_argument("--jobs", type=int, default=2, help="notebooks run at a time (default 2)")
+    ap.add_argument("--report", action="store_true", help="write the table of all records to the reproducibility page")
+    args = ap.parse_args()
+    if args.report:
+        return report()
+    if not args.notebooks:
+        ap.error("name the notebooks to sweep, or --report")
+    OUT.mkdir(parents=True, exist_ok=True)
+    failed = False
+    for path in args.notebooks:
+        record = sweep(path, args.n, args.jobs)
+        (OUT / f"{path.stem}.json").write_text(json.dumps(record, indent=1))
+        print_record(record)
+        failed |= any(r["error"] for r in record["runs"])
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""The one place for the project's paths, budgets, timeouts and seeds: the tools in this folder and the tests
+import it (tools never import the tests' conftest)."""
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+STUDENT_DIR = ROOT / "notebooks" / "student"
+HIDDEN = ROOT / "tests" / "hidden"
+REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
+INTRO = ROOT / "book" / "intro.md"
+
+# The SEED the tests run notebooks with: not the committed one.
+TEST_SEED = int(os.environ.get("TEST_SEED", "12345"))
+# `make seeds`: the sweep's seeds are 1000, 2000, ...; chapters seed their models as SEED + k.
+SEED_SPACING = 1000
+
+# Run-time budgets on a 2-core machine, in wall seconds (`make bench` checks them).
+NOTEBOOK_BUDGET = 60
+NOTEBOOK_BUDGETS = {"05_pre_vs_post_norm": 90}
+BOOK_BUDGETS = {"cold": 600, "warm": 30}
+TEST_BUDGET = 900
+
+# Seconds a notebook cell may run before a machine run (tests, tools, the sweep) stops it; grading allows less
+# per cell by default, since a student's loop should not hold up a class's grades.
+CELL_TIMEOUT = 600
+GRADE_CELL_TIMEOUT = 120
+
+
+def headless() -> None:
+    """Kernels started from here on run headless (the notebooks read RC_HEADLESS): no progress bars, and a hidden
+    cell tries each widget's function at an extreme setting."""
+    os.environ["RC_HEADLESS"] = "1"
+
+
+def load_config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+def colab_url(notebook_name: str) -> str:
+    """The Colab address of a notebook, built from the one repository URL in _config.yml."""
+    repo = load_config()["repository"]
+    owner_repo = re.sub(r"^https://github\.com/", "", repo["url"].rstrip("/"))
+    return f"https://colab.research.google.com/github/{owner_repo}/blob/{repo['branch']}/notebooks/{notebook_name}"
