@@ -94,7 +94,8 @@ def grade_one(path: Path, chapter: str, timeout: int, parameters: dict | None = 
         try:
             client.execute()
         except Exception as err:  # the kernel died, or could not start
-            notes.append(f"execution stopped: {type(err).__name__}: {str(err)[:120]}")
+            why = str(err)[:120] or "the kernel died or stopped answering (out of memory?); grade this submission again alone"
+            notes.append(f"execution stopped: {type(err).__name__}: {why}")
     notes = cell_problems(nb, n_submitted) + notes
     for n, (passed, reason) in results(nb, n_submitted).items():
         row[f"exercise_{n}"], reasons[n] = int(passed), reason
