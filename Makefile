@@ -9,7 +9,7 @@ NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
-.PHONY: venv book browser test colab-check bench seeds execute badges student grade clean
+.PHONY: venv book browser test check lint format colab-check bench seeds execute badges student grade clean
 
 venv: $(STAMP)
 
@@ -48,9 +48,24 @@ browser: venv
 # Conventions, claims, tools, coursework (student versions, every chapter graded), and every notebook under nbval
 # (lax) and under papermill with another SEED. Two workers, one per core (each notebook runs on one thread);
 # --dist loadscope keeps the cells of one notebook, which nbval runs in one kernel, together and in order.
-test: venv
+test: venv lint
 	$(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# ruff on every .py file and notebook: pyflakes-class errors, import order, and the format (pyproject.toml).
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+# Rewrite every .py file and notebook in ruff's format (then `make student` for the student copies).
+format: venv
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+# The author's fast loop, in seconds: lint, the notebooks' conventions, the claims test, and the site tests if
+# the site is built. It runs no notebook.
+check: lint
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_conventions.py tests/test_claims.py tests/test_site.py
 
 # Every chapter, and its student version, alone in an empty folder in a second venv pinned to Colab's
 # package versions (tests/colab-requirements.txt).

@@ -1,4 +1,5 @@
 """Shared helpers for the book's tests; paths and settings come from tests/tools/settings.py."""
+
 import sys
 from pathlib import Path
 

@@ -5,6 +5,7 @@ The pages load MathJax, and where a chapter has saved widget state the ipywidget
 file is served from an npm mirror of the same package at the version the URL asks for (tests/browser/package.json,
 installed in .venv/cdn-mirror), so the test runs offline on the files a reader's browser gets. Every other request
 off the local server is refused, and fails the test unless UNSERVED names it."""
+
 import functools
 import json
 import os
@@ -23,19 +24,29 @@ from conftest import ROOT, colab_url, read_notebook, tags
 if os.environ.get("RC_BROWSER") != "1":
     pytest.skip("the browser test runs under `make browser`", allow_module_level=True)
 
-from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+from playwright.sync_api import expect, sync_playwright
 
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 MIRROR = ROOT / ".venv" / "cdn-mirror" / "node_modules"
 CHROMIUM = "/usr/bin/chromium"
 # As root, on a closed network: without the background-networking flags Chromium keeps calling Google's hosts.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 VIEWPORT = {"width": 1280, "height": 900}
 # jsDelivr serves npm packages file for file: /npm/<package>@<version>/<path>, where `mathjax@3` means the newest 3.x
 # (3.2.2: `npm view mathjax@3 version`).
-JSDELIVR = re.compile(r"https://cdn\.jsdelivr\.net/npm/(?P<package>(@[^/@]+/)?[^/@]+)@(?P<version>[^/]+)/(?P<path>[^?#]+)")
+JSDELIVR = re.compile(
+    r"https://cdn\.jsdelivr\.net/npm/(?P<package>(@[^/@]+/)?[^/@]+)@(?P<version>[^/]+)/(?P<path>[^?#]+)"
+)
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 # External requests the test may leave unserved, each with why. Any other one fails the page.
 UNSERVED = {
@@ -45,8 +56,7 @@ UNSERVED = {
 KNOWN_ERRORS = {
     # Sphinx 7.4.7 writes twice each inline script that an extension adds after the builder has started (its asset
     # list tells None from ''), so sphinx-thebe's `const` declarations run twice and the second copy throws.
-    "uncaught: Identifier 'THEBE_JS_URL' has already been declared":
-        "sphinx-thebe's configuration script, included twice by Sphinx 7.4.7",
+    "uncaught: Identifier 'THEBE_JS_URL' has already been declared": "sphinx-thebe's configuration script, included twice by Sphinx 7.4.7",
 }
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = ".cell_output .jupyter-widgets"
@@ -76,10 +86,11 @@ def page_name(path: str) -> str:
 @dataclass
 class Visit:
     """A page as a reader's browser left it once it settled, and what went wrong on the way."""
+
     page: object
-    errors: list = field(default_factory=list)    # console errors and uncaught exceptions
+    errors: list = field(default_factory=list)  # console errors and uncaught exceptions
     unserved: list = field(default_factory=list)  # external requests refused, with why
-    widgets: int = 0                              # widget views rendered from the saved state
+    widgets: int = 0  # widget views rendered from the saved state
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
@@ -128,6 +139,7 @@ def open_page(site_url, contexts):
         seen = visited(path, theme)
         seen.page.bring_to_front()
         return seen
+
     return open_
 
 
@@ -198,7 +210,9 @@ def shown_cells(nb) -> list:
 def test_page_loads_without_errors_or_unexpected_requests(open_page, path):
     seen = open_page(path)
     unexpected = [url for url in seen.unserved if url not in UNSERVED]
-    assert not unexpected, f"external requests neither mirrored (tests/browser/package.json) nor in UNSERVED: {unexpected}"
+    assert not unexpected, (
+        f"external requests neither mirrored (tests/browser/package.json) nor in UNSERVED: {unexpected}"
+    )
     errors = [error for error in seen.errors if error not in KNOWN_ERRORS]
     assert not errors, f"console errors or uncaught exceptions: {errors}"
     untypeset = seen.page.locator(".math:not(:has(mjx-container))").count()
@@ -207,8 +221,11 @@ def test_page_loads_without_errors_or_unexpected_requests(open_page, path):
 
 @pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
 def test_images_load_and_have_alt_text(open_page, path):
-    images = open_page(path).page.eval_on_selector_all("img", """images => images.map(i => ({
-        src: i.src, alt: i.alt.trim(), loaded: i.complete && i.naturalWidth > 0}))""")
+    images = open_page(path).page.eval_on_selector_all(
+        "img",
+        """images => images.map(i => ({
+        src: i.src, alt: i.alt.trim(), loaded: i.complete && i.naturalWidth > 0}))""",
+    )
     badges = [i["src"] for i in images if i["alt"] == "Open In Colab"]
     assert set(badges) <= {COLAB_BADGE}, "the Colab badge is Colab's own image"
     broken = [i["src"] for i in images if not i["loaded"] and i["src"] != COLAB_BADGE]
@@ -225,7 +242,9 @@ def test_light_screenshot(open_page, path):
     open_page(path).page.screenshot(path=shot, full_page=True)
     png = shot.read_bytes()
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # the IHDR chunk
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and width == VIEWPORT["width"], f"{shot} is not a {VIEWPORT['width']} px screenshot"
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and width == VIEWPORT["width"], (
+        f"{shot} is not a {VIEWPORT['width']} px screenshot"
+    )
     assert height >= VIEWPORT["height"] // 2, f"{shot} is {height} px tall: the page rendered (almost) nothing"
 
 
@@ -236,20 +255,24 @@ def test_dark_mode_and_readable_figures(open_page, path):
     assert seen.page.evaluate("document.documentElement.dataset.theme") == "dark"
     (SCREENSHOTS / "dark").mkdir(parents=True, exist_ok=True)
     seen.page.screenshot(path=SCREENSHOTS / "dark" / f"{page_name(path)}.png", full_page=True)
-    corners = seen.page.eval_on_selector_all(".cell_output img[src$='.png']", """images => images.map(i => {
+    corners = seen.page.eval_on_selector_all(
+        ".cell_output img[src$='.png']",
+        """images => images.map(i => {
         const canvas = document.createElement('canvas');
         const context = canvas.getContext('2d');
         context.drawImage(i, 0, 0, 1, 1, 0, 0, 1, 1);
         return [i.src, Array.from(context.getImageData(0, 0, 1, 1).data)];
-    })""")
+    })""",
+    )
     dim = [src for src, rgba in corners if min(rgba[:3]) < 250 or rgba[3] != 255]
     assert not dim, f"figures whose top-left pixel is not opaque white, unreadable on the dark page: {dim}"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
 def test_every_notebook_figure_is_on_the_page(open_page, chapter):
-    figures = sum("image/png" in output.get("data", {}) for cell in shown_cells(notebook(chapter))
-                  for output in cell.outputs)
+    figures = sum(
+        "image/png" in output.get("data", {}) for cell in shown_cells(notebook(chapter)) for output in cell.outputs
+    )
     shown = open_page(f"{chapter}.html").page.locator(".cell_output img").count()
     assert shown >= figures, f"the notebook has {figures} figures in shown outputs, the page {shown}"
 

@@ -2,6 +2,7 @@
 
 The loader lives in the notebook's cell tagged `cifar-loader`; it is executed here into a namespace.
 """
+
 import hashlib
 import io
 import pickle
@@ -21,7 +22,9 @@ def loader_cells():
     """notebook name -> source of its cell tagged `cifar-loader` (each notebook must stay a single file)."""
     cells = {}
     for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        tagged = [c.source for c in nbformat.read(path, as_version=4).cells if "cifar-loader" in c.metadata.get("tags", [])]
+        tagged = [
+            c.source for c in nbformat.read(path, as_version=4).cells if "cifar-loader" in c.metadata.get("tags", [])
+        ]
         assert len(tagged) <= 1, f"{path.name}: at most one cell is tagged cifar-loader"
         cells.update({path.name: s for s in tagged})
     return cells
@@ -44,9 +47,12 @@ def loader(request):
 
 def fake_batch(seed):
     rng = np.random.default_rng(seed)
-    return {b"batch_label": b"fake", b"labels": rng.integers(0, 10, N_PER_BATCH).tolist(),
-            b"data": rng.integers(0, 256, (N_PER_BATCH, 3072), dtype=np.uint8),
-            b"filenames": [b"x.png"] * N_PER_BATCH}
+    return {
+        b"batch_label": b"fake",
+        b"labels": rng.integers(0, 10, N_PER_BATCH).tolist(),
+        b"data": rng.integers(0, 256, (N_PER_BATCH, 3072), dtype=np.uint8),
+        b"filenames": [b"x.png"] * N_PER_BATCH,
+    }
 
 
 def write_batches(folder):

@@ -13,6 +13,7 @@ A number written with digits in a markdown cell (or in the front page's text) mu
 It will be imperfect; its job is to make every new number a decision. A number spelled out ("ten times") is
 not caught: write it with digits and back it.
 """
+
 import ast
 import re
 from pathlib import Path
@@ -24,26 +25,29 @@ from settings import INTRO
 
 # --- what is stripped before numbers are looked for: not prose, or numbers that are names -------------------
 NOT_PROSE = [
-    re.compile(r"```.*?```", re.S),                        # fenced blocks (code, directives' options)
-    re.compile(r"\$\$.*?\$\$", re.S),                      # display equations: constants in equations
-    re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$"),             # inline equations
-    re.compile(r"`[^`\n]*`"),                              # inline code, and the targets of {cite}/{term} roles
-    re.compile(r"\]\([^)\s]*\)"),                          # link targets
-    re.compile(r"<!--.*?-->", re.S),                       # comments
-    re.compile(r"https?://\S+"),                           # bare addresses
+    re.compile(r"```.*?```", re.S),  # fenced blocks (code, directives' options)
+    re.compile(r"\$\$.*?\$\$", re.S),  # display equations: constants in equations
+    re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$"),  # inline equations
+    re.compile(r"`[^`\n]*`"),  # inline code, and the targets of {cite}/{term} roles
+    re.compile(r"\]\([^)\s]*\)"),  # link targets
+    re.compile(r"<!--.*?-->", re.S),  # comments
+    re.compile(r"https?://\S+"),  # bare addresses
     re.compile(r"^\s*(#+\s*(\d+(\.\d+)*\.?)?|\d+\.\s)", re.M),  # heading and list numbers
-    re.compile(r"\*\*Time to run:\*\*[^\n]*"),             # written by `make bench`
+    re.compile(r"\*\*Time to run:\*\*[^\n]*"),  # written by `make bench`
 ]
 ALLOWED_FORMS = [
-    re.compile(r"\b(1[89]|20)\d\d[a-z]?\b"),                                        # years (2016, 2016a)
-    re.compile(r"\b(Figures?|Figs?\.|Tables?|Chapters?|Exercises?|Sections?|§|Lemmas?|Theorems?|"
-               r"Eqs?\.|Equations?|Appendix|Algorithm|Part)\s*\d+(\.\d+)*([–-]\d+)?(\s*(and|,)\s*\d+)*", re.I),
-    re.compile(r"\b[A-Za-z][A-Za-z]*-\d+\b"),                                       # model names: ResNet-56, plain-33
-    re.compile(r"\b\d+\s*[×x]\s*\d+\b(?!\s*%)"),                                    # shapes: 3×3, 32×32
-    re.compile(r"\b\d+(st|nd|rd|th)\b"),                                            # ordinals
-    re.compile(r"\b[A-Z]+\d+\b"),                                                   # names such as MNIST1D, L2
+    re.compile(r"\b(1[89]|20)\d\d[a-z]?\b"),  # years (2016, 2016a)
+    re.compile(
+        r"\b(Figures?|Figs?\.|Tables?|Chapters?|Exercises?|Sections?|§|Lemmas?|Theorems?|"
+        r"Eqs?\.|Equations?|Appendix|Algorithm|Part)\s*\d+(\.\d+)*([–-]\d+)?(\s*(and|,)\s*\d+)*",
+        re.I,
+    ),
+    re.compile(r"\b[A-Za-z][A-Za-z]*-\d+\b"),  # model names: ResNet-56, plain-33
+    re.compile(r"\b\d+\s*[×x]\s*\d+\b(?!\s*%)"),  # shapes: 3×3, 32×32
+    re.compile(r"\b\d+(st|nd|rd|th)\b"),  # ordinals
+    re.compile(r"\b[A-Z]+\d+\b"),  # names such as MNIST1D, L2
     re.compile(r"\b\d[\d,]*\s+(training |test |held-out |handwritten )*(images|digits|pixels|classes)\b"),  # the data
-    re.compile(r"\b\d+-core\b"),                                                    # the machine
+    re.compile(r"\b\d+-core\b"),  # the machine
 ]
 NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE][−-]?\d+)?(?![\w])")
 RESULT_SHAPED = re.compile(r"^\s*(%|pp\b|percent|×|times\b|-fold|fold\b|x\b)")
@@ -119,7 +123,7 @@ def unsupported(markdown: list, code_sources: list) -> list:
             for pattern in NOT_PROSE + ALLOWED_FORMS:
                 prose = pattern.sub(" ", prose)
             for m in NUMBER.finditer(prose):
-                value, after = _parse(m.group(0)), prose[m.end():]
+                value, after = _parse(m.group(0)), prose[m.end() :]
                 result_shaped = bool(RESULT_SHAPED.match(after))
                 percent = bool(re.match(r"^\s*(%|pp\b|percent)", after))
                 if _matches(value, percent, thresholds):
@@ -151,8 +155,10 @@ def intro_parts() -> tuple[list, list]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_every_number_in_the_prose_is_backed(path):
     problems = unsupported(*notebook_parts(path))
-    assert not problems, (f"{path.name}: numbers in the prose that no assert, citation or 'in the run shown' "
-                          "label backs (see tests/test_claims.py):\n  " + "\n  ".join(problems))
+    assert not problems, (
+        f"{path.name}: numbers in the prose that no assert, citation or 'in the run shown' "
+        "label backs (see tests/test_claims.py):\n  " + "\n  ".join(problems)
+    )
 
 
 def test_every_number_on_the_front_page_is_backed():
@@ -161,31 +167,38 @@ def test_every_number_on_the_front_page_is_backed():
 
 
 # --- the check itself can fail ------------------------------------------------------------------------------
-CODE = ["WIDTH, DEPTHS = 64, [9, 33]\nplain_error = 0.23\nMARGIN = 0.1\nassert plain_error > MARGIN, 'x'\n"
-        "assert gap < 2e-2\n"]
+CODE = [
+    "WIDTH, DEPTHS = 64, [9, 33]\nplain_error = 0.23\nMARGIN = 0.1\nassert plain_error > MARGIN, 'x'\n"
+    "assert gap < 2e-2\n"
+]
 
 
-@pytest.mark.parametrize("sentence", [
-    "The plain net ends at 37.3 % training error.",
-    "Deleting a block costs 5 pp.",
-    "The residual stream grows 26× over the stack.",
-    "Its gradient is 0.44 of the first layer's.",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The plain net ends at 37.3 % training error.",
+        "Deleting a block costs 5 pp.",
+        "The residual stream grows 26× over the stack.",
+        "Its gradient is 0.44 of the first layer's.",
+    ],
+)
 def test_an_unbacked_number_fails(sentence):
     assert unsupported([sentence], CODE), f"the claims check let through: {sentence}"
 
 
-@pytest.mark.parametrize("sentence", [
-    "The plain net's error stays above 10 % for every seed.",             # an asserted threshold (0.1)
-    "Deleting a block costs less than 2 pp.",                              # an asserted threshold (2e-2)
-    "He et al. report 6.43 % for ResNet-110 {cite}`he2016deep`.",         # cited
-    "In the run shown, the plain net ends at 37.3 % training error.",     # labelled as this run's printout
-    "A 33-layer net of width 64, as in Figure 2 of chapter 3 (2016).",     # forms and settings
-    "The loss is $\\mathcal{L} = 0.5\\,\\|y - 3\\|^2$ and `lr = 0.05`.",  # equations and code
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The plain net's error stays above 10 % for every seed.",  # an asserted threshold (0.1)
+        "Deleting a block costs less than 2 pp.",  # an asserted threshold (2e-2)
+        "He et al. report 6.43 % for ResNet-110 {cite}`he2016deep`.",  # cited
+        "In the run shown, the plain net ends at 37.3 % training error.",  # labelled as this run's printout
+        "A 33-layer net of width 64, as in Figure 2 of chapter 3 (2016).",  # forms and settings
+        "The loss is $\\mathcal{L} = 0.5\\,\\|y - 3\\|^2$ and `lr = 0.05`.",  # equations and code
+    ],
+)
 def test_a_backed_number_passes(sentence):
     assert not unsupported([sentence], CODE)
-
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

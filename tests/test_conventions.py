@@ -1,4 +1,5 @@
 """The notebook conventions of book/CONTRIBUTING.md, checked on every chapter."""
+
 import ast
 import re
 
@@ -6,7 +7,9 @@ import yaml
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
 
-PALETTE_LINE = 'COLORS = {"plain": "#D55E00", "residual": "#0072B2", "pre-LN": "#009E73", "post-LN": "#E69F00"}  # Okabe–Ito'
+PALETTE_LINE = (
+    'COLORS = {"plain": "#D55E00", "residual": "#0072B2", "pre-LN": "#009E73", "post-LN": "#E69F00"}  # Okabe–Ito'
+)
 SEEDING_CALLS = {"manual_seed", "seed", "default_rng", "Generator"}
 
 
@@ -17,7 +20,9 @@ def code_cells(nb):
 def test_title_cell_has_title_badge_overview_and_time(notebook_path):
     first = read_notebook(notebook_path).cells[0]
     assert first.cell_type == "markdown" and first.source.startswith("# "), "the first cell must be a markdown title"
-    assert f"]({colab_url(notebook_path.name)})" in first.source, "the Colab badge must point to this notebook (run `make badges`)"
+    assert f"]({colab_url(notebook_path.name)})" in first.source, (
+        "the Colab badge must point to this notebook (run `make badges`)"
+    )
     assert "colab-badge.svg" in first.source
     assert re.search(r"\*\*Time to run:\*\* about \d+ s", first.source), "state the time to run"
     assert "**Prerequisites:**" in first.source
@@ -48,7 +53,10 @@ def test_randomness_is_seeded_from_parameters(notebook_path):
             continue
         source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in SEEDING_CALLS:
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) in SEEDING_CALLS
+            ):
                 for arg in node.args:
                     assert not isinstance(arg, ast.Constant), f"seed from SEED, not a literal: {ast.unparse(node)}"
     assert "manual_seed(SEED" in "".join(c.source for c in code_cells(read_notebook(notebook_path)))
@@ -63,9 +71,20 @@ def test_committed_with_outputs_and_no_errors(notebook_path):
     assert "Traceback" not in streams
 
 
+def test_nbval_markers_stand_on_their_own_line(notebook_path):
+    """nbval reads `# NBVAL_CHECK_OUTPUT` only from a line that is a comment and nothing else: after code, the
+    marker is silently ignored and the cell's output is never compared."""
+    for cell in read_notebook(notebook_path).cells:
+        for line in cell.source.splitlines() if cell.cell_type == "code" else []:
+            if "NBVAL_" in line:
+                assert line.strip().startswith("#"), f"put the marker on a line of its own: {line.strip()!r}"
+
+
 def test_every_figure_has_alt_text(notebook_path):
     for cell in code_cells(read_notebook(notebook_path)):
-        if any("image/png" in o.get("data", {}) for o in cell.outputs) and not {"remove-output", "remove-cell"} & set(tags(cell)):
+        if any("image/png" in o.get("data", {}) for o in cell.outputs) and not {"remove-output", "remove-cell"} & set(
+            tags(cell)
+        ):
             alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
             assert len(alt) > 20, f"figure without alt text in cell: {cell.source[:80]!r}"
 
@@ -119,7 +138,7 @@ def test_chapter_ends_with_a_next_link(notebook_path):
     reproducibility page."""
     last = read_notebook(notebook_path).cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("**Next:**"), "end the chapter with a **Next:** cell"
-    following = NOTEBOOKS[NOTEBOOKS.index(notebook_path) + 1:]
+    following = NOTEBOOKS[NOTEBOOKS.index(notebook_path) + 1 :]
     if following:
         assert f"]({following[0].name})" in last.source, f"link the next chapter, {following[0].name}"
         assert f"]({colab_url(following[0].name)})" in last.source, "and its Colab link (`make badges`)"
@@ -135,16 +154,19 @@ def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_pat
     cells = nb.cells
     for i, cell in enumerate(cells):
         if cell.cell_type == "code" and re.search(r"\binteract\w*\(", cell.source):
-            call = re.search(r"\binteract_manual\((\w+),", cell.source)
+            call = re.search(r"\binteract_manual\(\s*(\w+),", cell.source)
             assert call, "build the widget with interact_manual(function, ...)"
             assert not re.search(r"^\s*if (not )?HEADLESS:", cell.source, re.M), "build the widget on every run"
             assert not {"remove-output", "remove-cell"} & set(tags(cell)), "the site shows the widget: do not remove it"
             check = cells[i + 1] if i + 1 < len(cells) else None
-            assert check is not None and check.cell_type == "code" and "remove-cell" in tags(check), \
+            assert check is not None and check.cell_type == "code" and "remove-cell" in tags(check), (
                 "follow the widget with a cell tagged remove-cell that tries an extreme setting"
-            assert check.source.startswith("if HEADLESS:") and f"{call.group(1)}(" in check.source, \
+            )
+            assert check.source.startswith("if HEADLESS:") and f"{call.group(1)}(" in check.source, (
                 f"the cell after the widget should call {call.group(1)}(...) at an extreme setting `if HEADLESS:`"
-            assert "application/vnd.jupyter.widget-state+json" in nb.metadata.get("widgets", {}), \
+            )
+            assert "application/vnd.jupyter.widget-state+json" in nb.metadata.get("widgets", {}), (
                 "execute the notebook (make execute) so that the widget's state is saved for the site"
+            )
     setup = code_cells(nb)[0].source
     assert 'HEADLESS = os.environ.get("RC_HEADLESS") == "1"' in setup

@@ -1,4 +1,5 @@
 """Coursework: student versions generated from the one source, and grading with hidden tests."""
+
 import re
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 from grade import exercises, grade, grade_one  # noqa: E402
 from settings import CELL_TIMEOUT  # noqa: E402
 from student import STUDENT_DIR, student_version  # noqa: E402
+
 
 def solution_count(nb) -> int:
     return sum(c.source.count("### BEGIN SOLUTION") for c in nb.cells)
@@ -31,7 +33,7 @@ def test_student_version_hides_solutions_and_hidden_tests(notebook_path):
     assert not any("hidden-test" in c.metadata.get("tags", []) for c in student.cells)
     assert all(not c.outputs for c in student.cells if c.cell_type == "code"), "outputs are cleared"
     assert "widgets" not in student.metadata, "the widgets' saved state is cleared"
-    stubs = re.findall(r'raise NotImplementedError\(.Exercise \d+ \(', "\n".join(c.source for c in student.cells))
+    stubs = re.findall(r"raise NotImplementedError\(.Exercise \d+ \(", "\n".join(c.source for c in student.cells))
     assert len(stubs) == solution_count(read_notebook(notebook_path))
     assert f"notebooks/student/{notebook_path.name})" in student.cells[0].source, "the badge opens the student copy"
 
@@ -49,7 +51,11 @@ def test_student_version_runs_alone_and_the_grader_scores_only_the_solved_exerci
     every untouched one scores zero, and no cell raises anything but a stub's own NotImplementedError."""
     k = solved_exercise(notebook_path)
     student = read_notebook(STUDENT_DIR / notebook_path.name)
-    stubs = [c for c in student.cells if c.cell_type == "code" and re.search(r"raise NotImplementedError\([\"']Exercise", c.source)]
+    stubs = [
+        c
+        for c in student.cells
+        if c.cell_type == "code" and re.search(r"raise NotImplementedError\([\"']Exercise", c.source)
+    ]
     solutions = [c for c in read_notebook(notebook_path).cells if "### BEGIN SOLUTION" in c.source]
     assert len(stubs) == len(solutions), "one stub cell per solution cell"
     stubs[k - 1].source = solutions[k - 1].source
@@ -95,6 +101,7 @@ def graded(tmp_path_factory):
     """The grader's robustness, on a toy chapter of three exercises (every real chapter is graded above): a raising
     cell, a deleted exercise, an infinite loop and a file that is not a notebook each cost only what they must."""
     import settings
+
     hidden = tmp_path_factory.mktemp("hidden")
     (hidden / "99_toy.py").write_text(TOY_HIDDEN)
     folder = tmp_path_factory.mktemp("submissions")

@@ -5,6 +5,7 @@ nbval (in `make test`) re-runs the committed notebooks; this test proves the ass
 the committed SEED, and that an instructor's grading works for every chapter. The hidden tests run in the
 same kernel right after the notebook, so the chapter runs once for both. Set TEST_SEED to try another seed.
 """
+
 import sys
 from pathlib import Path
 
@@ -27,9 +28,16 @@ def test_runs_with_another_seed_and_earns_full_marks(notebook_path, tmp_path):
     nb.cells += grading_cells(source, numbers)
     out = tmp_path / notebook_path.name  # alone in an empty folder, as Colab opens it
     nbformat.write(nb, out)
-    papermill.execute_notebook(str(out), str(out), parameters={"SEED": TEST_SEED}, cwd=str(tmp_path),
-                               kernel_name="python3", progress_bar=False, log_output=False,
-                               execution_timeout=CELL_TIMEOUT)  # a hung cell fails the test instead of hanging CI
+    papermill.execute_notebook(
+        str(out),
+        str(out),
+        parameters={"SEED": TEST_SEED},
+        cwd=str(tmp_path),
+        kernel_name="python3",
+        progress_bar=False,
+        log_output=False,
+        execution_timeout=CELL_TIMEOUT,
+    )  # a hung cell fails the test instead of hanging CI
     ran = read_notebook(out)
     injected = [c for c in ran.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert injected and f"SEED = {TEST_SEED}" in injected[0].source
@@ -37,4 +45,3 @@ def test_runs_with_another_seed_and_earns_full_marks(notebook_path, tmp_path):
     assert sorted(graded) == numbers, f"hidden tests that reported nothing: {set(numbers) - set(graded)}"
     failed = {n: reason for n, (passed, reason) in graded.items() if not passed}
     assert not failed, f"the reference solutions lose marks at SEED = {TEST_SEED}: {failed}"
-

@@ -1,5 +1,6 @@
 """Checks on the built site, _build/html. `make book` runs them right after building (RC_REQUIRE_SITE=1);
 under `make test` they are skipped when no site has been built yet."""
+
 import os
 import re
 from html.parser import HTMLParser
@@ -22,6 +23,7 @@ def site():
 
 class Links(HTMLParser):
     """Collects every <a href>, every <img> and every <details> of a page."""
+
     def __init__(self):
         super().__init__()
         self.hrefs, self.images, self.details = [], [], []
@@ -48,7 +50,7 @@ def test_notebook_page_has_correct_colab_and_download_links(site, notebook):
     assert page.exists(), f"{page} was not built"
     hrefs = parse(page).hrefs
     colab = [h for h in hrefs if h.startswith("https://colab.research.google.com/")]
-    following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1:2 + NOTEBOOKS.index(notebook)]
+    following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1 : 2 + NOTEBOOKS.index(notebook)]
     assert colab.count(colab_url(notebook.name)) >= 2, "the launch button and the badge open this notebook"
     assert set(colab) == {colab_url(p.name) for p in [notebook, *following]}, "and the Next link the next one"
     assert any(h.endswith(f"_sources/notebooks/{notebook.name}") for h in hrefs), "download link to the .ipynb"
@@ -86,7 +88,9 @@ def test_every_image_on_every_page_has_alt_text(site):
         for img in parse(page).images:
             assert img.get("alt", "").strip(), f"{page.relative_to(site)}: <img src={img.get('src')}> has no alt text"
             if "_images/" in img.get("src", ""):
-                assert len(img["alt"]) > 20, f"{page.relative_to(site)}: figure {img['src']} needs alt text that says what it shows"
+                assert len(img["alt"]) > 20, (
+                    f"{page.relative_to(site)}: figure {img['src']} needs alt text that says what it shows"
+                )
 
 
 def test_front_page_teaches_in_one_screen(site):
@@ -109,7 +113,7 @@ def test_reproducibility_page(site):
 def test_chapter_page_ends_with_a_next_link(site, notebook):
     text = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
     link = re.search(r"<strong>Next:</strong>.*?href=\"([^\"#]+)", text, re.S)
-    following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1:]
+    following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1 :]
     assert link and link[1] == (f"{following[0].stem}.html" if following else "../book/reproducibility.html")
 
 

@@ -1,4 +1,5 @@
 """The scripts behind `make badges`, `make execute` and `make bench`."""
+
 import re
 import sys
 from pathlib import Path
@@ -15,8 +16,9 @@ from execute import inject_parameters  # noqa: E402
 
 
 def notebook(*sources, tags=None):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(sources[0])]
-                                  + [nbformat.v4.new_code_cell(s) for s in sources[1:]])
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell(sources[0])] + [nbformat.v4.new_code_cell(s) for s in sources[1:]]
+    )
     if tags:
         nb.cells[1].metadata["tags"] = tags
     return nb
@@ -24,8 +26,13 @@ def notebook(*sources, tags=None):
 
 def test_badge_is_rewritten_from_the_config(tmp_path):
     path = tmp_path / "07_example.ipynb"
-    nbformat.write(notebook("# T\n[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-                            "(https://colab.research.google.com/github/someone/old-repo/blob/main/notebooks/x.ipynb)"), path)
+    nbformat.write(
+        notebook(
+            "# T\n[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            "(https://colab.research.google.com/github/someone/old-repo/blob/main/notebooks/x.ipynb)"
+        ),
+        path,
+    )
     assert rewrite_badge(path)
     assert f"]({colab_url(path.name)})" in nbformat.read(path, as_version=4).cells[0].source
     assert not rewrite_badge(path), "a second run changes nothing"
@@ -34,8 +41,11 @@ def test_badge_is_rewritten_from_the_config(tmp_path):
 def test_next_links_are_rewritten_from_the_config(tmp_path):
     path = tmp_path / "07_example.ipynb"
     nb = notebook("# T")
-    nb.cells.append(nbformat.v4.new_markdown_cell(
-        "**Next:** [08](08_x.ipynb) ([open in Colab](https://colab.research.google.com/github/a/b/blob/main/notebooks/08_x.ipynb))"))
+    nb.cells.append(
+        nbformat.v4.new_markdown_cell(
+            "**Next:** [08](08_x.ipynb) ([open in Colab](https://colab.research.google.com/github/a/b/blob/main/notebooks/08_x.ipynb))"
+        )
+    )
     nbformat.write(nb, path)
     assert rewrite_badge(path)
     assert f"[open in Colab]({colab_url('08_x.ipynb')})" in nbformat.read(path, as_version=4).cells[-1].source
@@ -55,6 +65,7 @@ def test_missing_parameters_cell_is_a_clear_error():
 
 def test_links_in_pages_follow_the_config():
     from badges import rewrite_links
+
     old = "[x](https://colab.research.google.com/github/someone/old/blob/main/notebooks/student/03_gradient_flow.ipynb)"
     assert rewrite_links(old) == f"[x]({colab_url('student/03_gradient_flow.ipynb')})"
 
@@ -62,15 +73,19 @@ def test_links_in_pages_follow_the_config():
 def test_bench_rewrites_the_table_and_the_map_times(tmp_path, monkeypatch):
     page, intro = tmp_path / "reproducibility.md", tmp_path / "intro.md"
     page.write_text("# R\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\nAfter.\n")
-    intro.write_text("| Notebook | Question | Time |\n| --- | --- | --- |\n"
-                     "| [One](../notebooks/01_one.ipynb) | Why? | about 30 s |\n"
-                     "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n")
+    intro.write_text(
+        "| Notebook | Question | Time |\n| --- | --- | --- |\n"
+        "| [One](../notebooks/01_one.ipynb) | Why? | about 30 s |\n"
+        "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n"
+    )
     monkeypatch.setattr(bench, "REPRODUCIBILITY", page)
     monkeypatch.setattr(bench, "INTRO", intro)
     bench.write_table("| what | wall s |\n| --- | --- |\n| 01_one.ipynb | 12.4 |", "Measured today.")
     bench.write_map_times({"01_one": 12.4})
-    assert page.read_text() == ("# R\n\n<!-- bench:start -->\nMeasured today.\n\n| what | wall s |\n| --- | --- |\n"
-                                "| 01_one.ipynb | 12.4 |\n<!-- bench:end -->\n\nAfter.\n")
+    assert page.read_text() == (
+        "# R\n\n<!-- bench:start -->\nMeasured today.\n\n| what | wall s |\n| --- | --- |\n"
+        "| 01_one.ipynb | 12.4 |\n<!-- bench:end -->\n\nAfter.\n"
+    )
     assert "| [One](../notebooks/01_one.ipynb) | Why? | 12 s |\n" in intro.read_text()
     assert "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n" in intro.read_text(), "unmeasured rows stay"
 
@@ -92,7 +107,12 @@ def test_times_shown_are_the_benchmarked_ones():
         title = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells[0].source
         shown = bench.TITLE_TIME.search(title)
         assert shown, f"{name}: the title cell says '**Time to run:** about N s'"
-        assert int(in_map[name]) == round(float(seconds)) == int(shown[0].split()[-2]), (name, seconds, in_map[name], shown[0])
+        assert int(in_map[name]) == round(float(seconds)) == int(shown[0].split()[-2]), (
+            name,
+            seconds,
+            in_map[name],
+            shown[0],
+        )
 
 
 def test_bench_writes_the_title_time(tmp_path, monkeypatch):
@@ -105,9 +125,15 @@ def test_bench_writes_the_title_time(tmp_path, monkeypatch):
 
 def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(tmp_path, monkeypatch):
     import seeds
+
     path = tmp_path / "99_toy.ipynb"
-    nb = notebook("# Toy", "SEED = 0", "x = SEED / 1000\nassert x < 1.25, 'x too big'\nassert all(v > 0 for v in [x, 1])\n"
-                  "def f():\n    assert 0 <= x <= 10\nf()\nassert isinstance(x, float)", tags=["parameters"])
+    nb = notebook(
+        "# Toy",
+        "SEED = 0",
+        "x = SEED / 1000\nassert x < 1.25, 'x too big'\nassert all(v > 0 for v in [x, 1])\n"
+        "def f():\n    assert 0 <= x <= 10\nf()\nassert isinstance(x, float)",
+        tags=["parameters"],
+    )
     nbformat.write(nb, path)
     monkeypatch.setattr(seeds, "OUT", tmp_path)
     record = seeds.sweep(path, n=2, jobs=2)
@@ -120,3 +146,18 @@ def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(tmp_path,
     head, rows = seeds.summarise(record)
     assert head.startswith("99_toy: 1/2 seeds passed")
     assert rows[0][3] == 1 and rows[1][3] == 0, "the first assert fired once (seed 2000), the second never"
+
+
+def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_or_format(tmp_path):
+    import seeds
+
+    path = tmp_path / "99_toy.ipynb"
+
+    def fingerprint(*cells):
+        nbformat.write(notebook("# Toy", *cells), path)
+        return seeds.code_hash(path)
+
+    base = fingerprint("x = 1", "%matplotlib inline")
+    assert fingerprint("x  =  1   # one", "%matplotlib inline") == base
+    assert fingerprint("x = 2", "%matplotlib inline") != base
+    assert fingerprint("x = 1", "%matplotlib widget") != base

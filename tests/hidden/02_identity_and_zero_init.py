@@ -31,6 +31,9 @@ def exercise_3():
 
 
 def exercise_4():
-    runs = {"x": {"diverged": False, "accuracy": 0.9}, "y": {"diverged": False, "accuracy": 0.899},
-            "z": {"diverged": True, "accuracy": float("nan")}}
+    runs = {
+        "x": {"diverged": False, "accuracy": 0.9},
+        "y": {"diverged": False, "accuracy": 0.899},
+        "z": {"diverged": True, "accuracy": float("nan")},
+    }
     assert survivors(runs) == {"x"}, "count a variant only if it did not diverge and reached >= 90 % accuracy"

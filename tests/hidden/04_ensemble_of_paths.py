@@ -4,7 +4,7 @@
 def exercise_1():
     assert abs(share_of_paths(4, 2, 2) - 6 / 16) < 1e-12
     assert abs(share_of_paths(20, 0, 20) - 1) < 1e-12
-    assert abs(share_of_paths(54, 19, 35) - sum(math.comb(54, k) for k in range(19, 36)) / 2 ** 54) < 1e-12
+    assert abs(share_of_paths(54, 19, 35) - sum(math.comb(54, k) for k in range(19, 36)) / 2**54) < 1e-12
 
 
 def exercise_2():
@@ -15,7 +15,7 @@ def exercise_2():
 
 def exercise_3():
     for n, r in [(12, 0.5), (30, 0.1), (7, 2.0)]:
-        terms = [math.comb(n, j) * r ** j for j in range(n + 1)]
+        terms = [math.comb(n, j) * r**j for j in range(n + 1)]
         assert predicted_peak(n, r) == int(np.argmax(terms)), f"n = {n}, r = {r}"
 
 

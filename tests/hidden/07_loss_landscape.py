@@ -4,7 +4,7 @@
 def exercise_1():
     w = torch.tensor([[3.0, 4.0], [0.0, 2.0]])
     d = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
-    expected = torch.tensor([[5.0, 0.0], [2 ** 0.5, 2 ** 0.5]])
+    expected = torch.tensor([[5.0, 0.0], [2**0.5, 2**0.5]])
     assert torch.allclose(normalise_filters(d, w), expected, atol=1e-6)
     assert torch.equal(normalise_filters(torch.ones(3), torch.ones(3)), torch.zeros(3))
 

@@ -11,7 +11,9 @@ def exercise_1():
 def exercise_2():
     for width, growth, depth in [(16, 4, 7), (3, 2, 2)]:
         expected = sum(p.numel() for p in DenseStack(width, growth, depth).parameters())
-        assert dense_stack_parameters(width, growth, depth) == expected, f"width {width}, growth {growth}, depth {depth}"
+        assert dense_stack_parameters(width, growth, depth) == expected, (
+            f"width {width}, growth {growth}, depth {depth}"
+        )
 
 
 def exercise_3():

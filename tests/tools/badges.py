@@ -3,6 +3,7 @@ each notebook's badge (pointing at that notebook), its other Colab links, and th
 
 Usage: python tests/tools/badges.py notebooks/*.ipynb
 """
+
 import re
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from settings import ROOT, colab_url  # noqa: E402
 
-COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^/\s)]+/[^/\s)]+/blob/[^/\s)]+/notebooks/(?P<path>[^)\s]+\.ipynb)")
+COLAB_LINK = re.compile(
+    r"https://colab\.research\.google\.com/github/[^/\s)]+/[^/\s)]+/blob/[^/\s)]+/notebooks/(?P<path>[^)\s]+\.ipynb)"
+)
 BADGE = re.compile(r"\]\(https://colab\.research\.google\.com/github/[^)]*\)")
 
 

@@ -6,6 +6,7 @@ time into the last column of the map in book/intro.md and into the notebook's ow
 student copy). Timings are wall seconds on the machine it runs on;
 run it on an otherwise idle machine.
 """
+
 import os
 import platform
 import re
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execute import execute  # noqa: E402
 from settings import BOOK_BUDGETS, INTRO, NOTEBOOK_BUDGET, NOTEBOOK_BUDGETS, REPRODUCIBILITY, ROOT, TEST_BUDGET  # noqa: E402
 from student import write_student_versions  # noqa: E402
+
 MARKERS = re.compile(r"(<!-- bench:start -->\n).*?(<!-- bench:end -->)", re.S)
 TITLE_TIME = re.compile(r"(\*\*Time to run:\*\* about )\d+ s")
 
@@ -76,7 +78,9 @@ def main(notebooks: list) -> int:
     rows.append(row("`make test`", time_make("test"), TEST_BUDGET))
     print(rows[-1], flush=True)
     table = "\n".join(["| what | wall s | budget s | verdict |", "| --- | --- | --- | --- |", *rows])
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+    machine = (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+    )
     write_table(table, f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine}).")
     write_map_times(seconds)
     write_title_times(seconds, notebooks)

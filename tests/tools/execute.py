@@ -3,6 +3,7 @@
 Each notebook runs in an empty temporary folder, as it would in Colab, headless (RC_HEADLESS=1).
 Usage: python tests/tools/execute.py notebooks/02_identity_and_zero_init.ipynb [...]
 """
+
 import argparse
 import sys
 import tempfile
@@ -16,7 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from settings import CELL_TIMEOUT, headless  # noqa: E402
 
 
-def execute(path: Path, parameters: dict | None = None, timeout: int = CELL_TIMEOUT) -> tuple[nbformat.NotebookNode, float]:
+def execute(
+    path: Path, parameters: dict | None = None, timeout: int = CELL_TIMEOUT
+) -> tuple[nbformat.NotebookNode, float]:
     """Run the notebook at `path` and return it with outputs, and the wall seconds it took."""
     nb = nbformat.read(path, as_version=4)
     if parameters:

@@ -5,6 +5,7 @@ cell that raises or loops forever is recorded and the run goes on. Then the chap
 (`tests/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site)
 run in the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary.
 """
+
 import argparse
 import csv
 import json
@@ -18,8 +19,8 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from execute import inject_parameters  # noqa: E402
 import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
+from execute import inject_parameters  # noqa: E402
 from settings import GRADE_CELL_TIMEOUT, ROOT, headless  # noqa: E402
 
 MARK = "GRADE "
@@ -37,14 +38,17 @@ def exercises(chapter: str) -> tuple[str, list]:
 def grading_cells(source: str, numbers: list) -> list:
     cells = [nbformat.v4.new_code_cell(source)]
     for n in numbers:
-        cells.append(nbformat.v4.new_code_cell(
-            "import json as _json\n"
-            "try:\n"
-            f"    exercise_{n}()\n"
-            f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': True}}))\n"
-            "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
-            "    _reason = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
-            f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': False, 'reason': _reason[:300]}}))\n"))
+        cells.append(
+            nbformat.v4.new_code_cell(
+                "import json as _json\n"
+                "try:\n"
+                f"    exercise_{n}()\n"
+                f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': True}}))\n"
+                "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
+                "    _reason = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
+                f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': False, 'reason': _reason[:300]}}))\n"
+            )
+        )
     return cells
 
 
@@ -54,7 +58,11 @@ def cell_problems(nb, n_submitted: int) -> list:
     for i, cell in enumerate(nb.cells[:n_submitted]):
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                what = "timed out and was interrupted" if out["ename"] == "KeyboardInterrupt" else f"raised {out['ename']}: {out['evalue'][:120]}"
+                what = (
+                    "timed out and was interrupted"
+                    if out["ename"] == "KeyboardInterrupt"
+                    else f"raised {out['ename']}: {out['evalue'][:120]}"
+                )
                 notes.append(f"cell {i} {what}")
     return notes
 
@@ -66,7 +74,7 @@ def results(nb, n_submitted: int) -> dict:
         for out in cell.get("outputs", []):
             for line in out.get("text", "").splitlines():
                 if line.startswith(MARK):
-                    result = json.loads(line[len(MARK):])
+                    result = json.loads(line[len(MARK) :])
                     found[result["exercise"]] = (result["passed"], "passed" if result["passed"] else result["reason"])
     return found
 
@@ -80,8 +88,10 @@ def grade_one(path: Path, chapter: str, timeout: int, parameters: dict | None = 
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as err:  # not JSON, not a notebook
-        row.update(reasons="; ".join(f"exercise {n}: not graded" for n in numbers),
-                   notes=f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})")
+        row.update(
+            reasons="; ".join(f"exercise {n}: not graded" for n in numbers),
+            notes=f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})",
+        )
         return row
     if parameters:
         nb = inject_parameters(nb, parameters)
@@ -89,12 +99,21 @@ def grade_one(path: Path, chapter: str, timeout: int, parameters: dict | None = 
     nb.cells += grading_cells(source, numbers)
     headless()
     with tempfile.TemporaryDirectory() as workdir:
-        client = NotebookClient(nb, timeout=timeout, interrupt_on_timeout=True, allow_errors=True,
-                                kernel_name="python3", resources={"metadata": {"path": workdir}})
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            interrupt_on_timeout=True,
+            allow_errors=True,
+            kernel_name="python3",
+            resources={"metadata": {"path": workdir}},
+        )
         try:
             client.execute()
         except Exception as err:  # the kernel died, or could not start
-            why = str(err)[:120] or "the kernel died or stopped answering (out of memory?); grade this submission again alone"
+            why = (
+                str(err)[:120]
+                or "the kernel died or stopped answering (out of memory?); grade this submission again alone"
+            )
             notes.append(f"execution stopped: {type(err).__name__}: {why}")
     notes = cell_problems(nb, n_submitted) + notes
     for n, (passed, reason) in results(nb, n_submitted).items():
@@ -134,8 +153,10 @@ def main() -> None:
     write_csv(rows, out)
     width = max(len(r["student"]) for r in rows)
     for r in rows:
-        print(f"{r['student']:{width}s}  {r['score']}/{r['out_of']}  {r['reasons'] or 'all passed'}"
-              + (f"  [{r['notes']}]" if r["notes"] else ""))
+        print(
+            f"{r['student']:{width}s}  {r['score']}/{r['out_of']}  {r['reasons'] or 'all passed'}"
+            + (f"  [{r['notes']}]" if r["notes"] else "")
+        )
     print(f"wrote {out}")
 
 

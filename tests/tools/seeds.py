@@ -15,6 +15,7 @@ Usage: python tests/tools/seeds.py [-n 30] [--jobs 2] notebooks/03_gradient_flow
        python tests/tools/seeds.py --report
 Runs outside CI: 30 seeds of all chapters take about 50 minutes on two cores.
 """
+
 import argparse
 import ast
 import hashlib
@@ -41,7 +42,7 @@ OUT = ROOT / "_build" / "seeds"
 MARKERS = ("<!-- seeds:start -->", "<!-- seeds:end -->")
 
 # Prepended to the notebook: `_rc_cmp` does a comparison as Python would and appends its slack to RC_SLACK_FILE.
-RECORDER = '''
+RECORDER = """
 def _rc_cmp(key, ops, *values):
     import json, math, operator, os
     fns = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -58,7 +59,7 @@ def _rc_cmp(key, ops, *values):
     with open(os.environ["RC_SLACK_FILE"], "a") as f:
         f.write(json.dumps({"key": key, "slack": slack}) + "\\n")
     return result
-'''
+"""
 OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 
 
@@ -79,13 +80,22 @@ class _Instrument(ast.NodeTransformer):
     def _route(self, test: ast.expr, key: str) -> ast.expr:
         if isinstance(test, ast.Compare) and all(type(op) in OPS for op in test.ops):
             ops = [OPS[type(op)] for op in test.ops]
-            return ast.Call(ast.Name("_rc_cmp", ast.Load()), [ast.Constant(key), ast.Constant(ops), test.left, *test.comparators], [])
+            return ast.Call(
+                ast.Name("_rc_cmp", ast.Load()),
+                [ast.Constant(key), ast.Constant(ops), test.left, *test.comparators],
+                [],
+            )
         if isinstance(test, ast.BoolOp):
             test.values = [self._route(v, key) for v in test.values]
         elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test.operand = self._route(test.operand, key)
-        elif (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("all", "any")
-              and len(test.args) == 1 and isinstance(test.args[0], (ast.GeneratorExp, ast.ListComp))):
+        elif (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id in ("all", "any")
+            and len(test.args) == 1
+            and isinstance(test.args[0], (ast.GeneratorExp, ast.ListComp))
+        ):
             test.args[0].elt = self._route(test.args[0].elt, key)
         return test
 
@@ -117,7 +127,9 @@ def run_one(path: Path, seed: int) -> dict:
         slack_file = Path(workdir) / "slack.jsonl"
         headless()
         os.environ["RC_SLACK_FILE"] = str(slack_file)
-        client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": workdir}})
+        client = NotebookClient(
+            nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": workdir}}
+        )
         start, error = time.perf_counter(), None
         try:
             client.execute()
@@ -139,17 +151,38 @@ def sweep(path: Path, n: int, jobs: int) -> dict:
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         runs = list(pool.map(run_one, [path] * n, seeds))
     for run in runs:
-        print(f"{path.stem} SEED={run['seed']}: {'ok' if not run['error'] else run['error']} ({run['seconds']} s)", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    return {"chapter": path.stem, "commit": commit + ("+changes" if dirty else ""), "date": time.strftime("%Y-%m-%d"),
-            "code": code_hash(path), "seeds": seeds, "runs": runs}
+        print(
+            f"{path.stem} SEED={run['seed']}: {'ok' if not run['error'] else run['error']} ({run['seconds']} s)",
+            flush=True,
+        )
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", str(path)], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    return {
+        "chapter": path.stem,
+        "commit": commit + ("+changes" if dirty else ""),
+        "date": time.strftime("%Y-%m-%d"),
+        "code": code_hash(path),
+        "seeds": seeds,
+        "runs": runs,
+    }
 
 
 def code_hash(path: Path) -> str:
-    """A fingerprint of the notebook's code cells: a record whose code has changed since is marked stale."""
+    """A fingerprint of what the notebook's code cells do: a record whose code has changed since is marked stale.
+    Each cell counts by its syntax tree, so comments and `ruff format` leave the fingerprint alone."""
     nb = nbformat.read(path, as_version=4)
-    return hashlib.sha1("\n".join(c.source for c in nb.cells if c.cell_type == "code").encode()).hexdigest()[:12]
+    parts = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            try:
+                parts.append(ast.dump(ast.parse(cell.source)))
+            except SyntaxError:  # an IPython magic: the text itself
+                parts.append(cell.source)
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:12]
 
 
 def summarise(record: dict) -> tuple[str, list]:
@@ -181,8 +214,10 @@ def _failed_here(run: dict, key: str, labels: dict) -> bool:
 
 
 def table(records: list) -> str:
-    lines = ["| chapter | seeds passed | asserts | tightest assert (min slack) | median slack of that assert | measured at |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| chapter | seeds passed | asserts | tightest assert (min slack) | median slack of that assert | measured at |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for record in records:
         _, rows = summarise(record)
         passed = sum(1 for r in record["runs"] if not r["error"])
@@ -191,9 +226,13 @@ def table(records: list) -> str:
         label = f"`{_short(tight[1])}`" if tight else "–"
         path = ROOT / "notebooks" / f"{record['chapter']}.ipynb"
         current = path.exists() and code_hash(path) == record.get("code")
-        measured_at = f"{record['commit']}, {record['date']}" + ("" if current else " (stale: the code has changed since)")
-        lines.append(f"| {record['chapter']} | {passed}/{len(record['runs'])} | {len(rows)} | {label}: {tight[4] if tight else '–'} "
-                     f"| {tight[5] if tight else '–'} | {measured_at} |")
+        measured_at = f"{record['commit']}, {record['date']}" + (
+            "" if current else " (stale: the code has changed since)"
+        )
+        lines.append(
+            f"| {record['chapter']} | {passed}/{len(record['runs'])} | {len(rows)} | {label}: {tight[4] if tight else '–'} "
+            f"| {tight[5] if tight else '–'} | {measured_at} |"
+        )
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
 """The one place for the project's paths, budgets, timeouts and seeds: the tools in this folder and the tests
 import it (tools never import the tests' conftest)."""
+
 import os
 import re
 from pathlib import Path

@@ -6,6 +6,7 @@ In each student version every `### BEGIN SOLUTION` ... `### END SOLUTION` region
 student copies.
 Usage: python tests/tools/student.py [notebooks/NN_topic.ipynb ...]   (default: every chapter)
 """
+
 import copy
 import re
 import sys
@@ -16,10 +17,15 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from badges import BADGE, COLAB_LINK  # noqa: E402
 from settings import NOTEBOOKS, ROOT, STUDENT_DIR, colab_url  # noqa: E402
-SOLUTION = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.M | re.S)
+
+SOLUTION = re.compile(
+    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.M | re.S
+)
 EXERCISE = re.compile(r"^#+\s*Exercise\s+(?P<number>\d+)\s*:\s*(?P<title>.+)$", re.M)
-NOTE = ("\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "
-        "line with your code, run the cell, then run the self-check below it.")
+NOTE = (
+    "\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "
+    "line with your code, run the cell, then run the self-check below it."
+)
 
 
 def stub(indent: str, number: str, title: str) -> str:
