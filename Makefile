@@ -47,7 +47,8 @@ browser: venv
 
 # Conventions, claims, tools, coursework (student versions, every chapter graded), and every notebook under nbval
 # (lax) and under papermill with another SEED. Two workers, one per core (each notebook runs on one thread);
-# --dist loadscope keeps the cells of one notebook, which nbval runs in one kernel, together and in order.
+# --dist loadscope keeps the cells of one notebook, which nbval runs in one kernel, together and in order; every
+# other parametrised test is a unit of its own (tests/conftest.py), so one chapter's runs spread over both cores.
 test: venv lint
 	$(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg

@@ -23,3 +23,24 @@ def tags(cell) -> list:
 @pytest.fixture(params=NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def notebook_path(request) -> Path:
     return request.param
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`make test` runs on two workers with --dist loadscope. A notebook's nbval cells share one kernel, so each
+    notebook stays one unit of work; every other parametrised test (one chapter's papermill run, its student copy's
+    graded run) becomes a unit of its own, so that the eight runs of one test function spread over both workers
+    instead of queueing on one."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class NotebookScopes(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if ".ipynb::" in nodeid:
+                return nodeid.split("::", 1)[0]
+            if nodeid.endswith("]"):
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return NotebookScopes(config, log)
