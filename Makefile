@@ -9,7 +9,7 @@ NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
-.PHONY: venv book browser test check lint format colab-check bench seeds execute badges student grade clean
+.PHONY: venv book browser test check lint format colab-check bench seeds execute badges student sync grade clean
 
 venv: $(STAMP)
 
@@ -102,6 +102,12 @@ execute: venv
 # Rewrite every notebook's Colab badge, and the Colab links in book/*.md, from repository.url in _config.yml.
 badges: venv
 	$(PY) tests/tools/badges.py $(NB)
+
+# Copy each shared snippet (notebooks/shared/NAME.py: self_check, the CIFAR-10 loader) into the notebook cells
+# tagged shared:NAME, then rewrite the student versions. Re-execute the notebooks it names.
+sync: venv
+	$(PY) tests/tools/sync.py
+	$(PY) tests/tools/student.py
 
 # Student versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
 student: venv

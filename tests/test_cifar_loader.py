@@ -1,6 +1,7 @@
-"""The FULL-mode CIFAR-10 loader of notebooks/01_degradation.ipynb, on tiny fake batches (CI cannot download).
+"""The FULL-mode CIFAR-10 loader, notebooks/shared/cifar10.py, on tiny fake batches (CI cannot download).
 
-The loader lives in the notebook's cell tagged `cifar-loader`; it is executed here into a namespace.
+`make sync` copies it into the cell tagged `shared:cifar10` of chapters 01 and 04 (tests/test_shared.py checks
+that the copies have not drifted); here the source is executed into a namespace.
 """
 
 import hashlib
@@ -9,39 +10,20 @@ import pickle
 import tarfile
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
+
+from settings import SHARED
 
 N_PER_BATCH = 4
 
 
-def loader_cells():
-    """notebook name -> source of its cell tagged `cifar-loader` (each notebook must stay a single file)."""
-    cells = {}
-    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        tagged = [
-            c.source for c in nbformat.read(path, as_version=4).cells if "cifar-loader" in c.metadata.get("tags", [])
-        ]
-        assert len(tagged) <= 1, f"{path.name}: at most one cell is tagged cifar-loader"
-        cells.update({path.name: s for s in tagged})
-    return cells
-
-
-LOADERS = loader_cells()
-
-
-def test_every_notebook_carries_the_same_loader():
-    assert "01_degradation.ipynb" in LOADERS
-    assert len(set(LOADERS.values())) == 1, f"the cifar-loader cells of {sorted(LOADERS)} differ: copy chapter 01's"
-
-
-@pytest.fixture(params=sorted(LOADERS))
-def loader(request):
+@pytest.fixture
+def loader():
     namespace = {}
-    exec(compile(LOADERS[request.param], f"{request.param}[cifar-loader]", "exec"), namespace)
+    path = SHARED / "cifar10.py"
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
     return namespace
 
 

@@ -10,6 +10,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 STUDENT_DIR = ROOT / "notebooks" / "student"
+SHARED = ROOT / "notebooks" / "shared"  # code every notebook must carry the same: `make sync` copies it in
 HIDDEN = ROOT / "tests" / "hidden"
 REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
 INTRO = ROOT / "book" / "intro.md"
