@@ -66,7 +66,7 @@ format: venv
 # The author's fast loop, in seconds: lint, the notebooks' conventions, the claims test, and the site tests if
 # the site is built. It runs no notebook.
 check: lint
-	$(PY) -m pytest -q -p no:cacheprovider tests/test_conventions.py tests/test_claims.py tests/test_site.py
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_conventions.py tests/test_claims.py tests/test_shared.py tests/test_site.py
 
 # Every chapter, and its student version, alone in an empty folder in a second venv pinned to Colab's
 # package versions (tests/colab-requirements.txt).
@@ -81,8 +81,7 @@ $(COLAB_STAMP): tests/colab-requirements.txt
 	cp tests/colab-requirements.txt $(COLAB_STAMP)
 
 colab-check: $(COLAB_STAMP)
-	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -n 2 tests/test_notebooks_run.py tests/test_coursework.py \
-	  -k "another_seed or runs_alone"
+	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -n 2 --dist loadscope tests/test_notebooks_run.py
 
 # Wall time of every notebook against its budget, of a cold and a warm `make book`, and of `make test`.
 bench: venv

@@ -1,47 +1,86 @@
-"""Every chapter runs top to bottom, copied alone into an empty folder, under papermill with a SEED other
-than the committed one, and its reference solutions then earn full marks from the hidden tests.
+"""Every chapter runs once more than nbval's run, and that one run serves four checks.
 
-nbval (in `make test`) re-runs the committed notebooks; this test proves the asserts are not tuned to
-the committed SEED, and that an instructor's grading works for every chapter. The hidden tests run in the
-same kernel right after the notebook, so the chapter runs once for both. Set TEST_SEED to try another seed.
+nbval (in `make test`) re-runs the committed notebooks at their committed SEED. This test runs each chapter's
+*student* version, copied alone into an empty folder as Colab opens it, under another SEED (TEST_SEED), with one
+exercise solved (the instructor's solution spliced in) and the others untouched. Then:
+- every assert of the chapter holds under a seed other than the committed one (no tuned seed);
+- no cell raises, except through an untouched exercise's `NotImplementedError` stub;
+- the hidden tests give the solved exercise its mark and every untouched exercise zero;
+- with every reference solution then defined in the same kernel, the hidden tests give full marks.
+`make colab-check` runs this file again in Colab's package versions. Set TEST_SEED to try another seed.
 """
 
-import sys
-from pathlib import Path
+import re
 
 import nbformat
 import papermill
+from nbclient import NotebookClient
 
 from conftest import TEST_SEED, read_notebook
-from settings import CELL_TIMEOUT
+from execute import inject_parameters
+from grade import cell_problems, exercises, grading_cells, results
+from settings import CELL_TIMEOUT, STUDENT_DIR, headless
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-from grade import exercises, grading_cells, results  # noqa: E402
+STUB = re.compile(r"raise NotImplementedError\([\"']Exercise")
 
 
-def test_runs_with_another_seed_and_earns_full_marks(notebook_path, tmp_path):
-    nb = read_notebook(notebook_path)
-    committed = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+def solutions(path) -> list:
+    return [c for c in read_notebook(path).cells if "### BEGIN SOLUTION" in c.source]
+
+
+def solved_exercise(path) -> int:
+    """The one exercise the student copy gets solved: a different one from chapter to chapter."""
+    return 1 + int(path.stem[:2]) % len(solutions(path))
+
+
+def test_student_copy_runs_alone_under_another_seed_and_grades_right(notebook_path, tmp_path):
+    reference = solutions(notebook_path)
+    k = solved_exercise(notebook_path)
+    student = read_notebook(STUDENT_DIR / notebook_path.name)
+    committed = next(c for c in student.cells if "parameters" in c.metadata.get("tags", []))
     assert f"SEED = {TEST_SEED}\n" not in committed.source + "\n", "TEST_SEED must differ from the committed SEED"
+    stubs = [c for c in student.cells if c.cell_type == "code" and STUB.search(c.source)]
+    assert len(stubs) == len(reference), "one stub cell per solution cell"
+    stubs[k - 1].source = reference[k - 1].source
+    nb = inject_parameters(student, {"SEED": TEST_SEED})
     source, numbers = exercises(notebook_path.stem)
-    n_cells = len(nb.cells)
-    nb.cells += grading_cells(source, numbers)
-    out = tmp_path / notebook_path.name  # alone in an empty folder, as Colab opens it
-    nbformat.write(nb, out)
-    papermill.execute_notebook(
-        str(out),
-        str(out),
-        parameters={"SEED": TEST_SEED},
-        cwd=str(tmp_path),
+    n_submitted = len(nb.cells)
+    first = grading_cells(source, numbers)
+    nb.cells += first + [nbformat.v4.new_code_cell(c.source) for c in reference] + grading_cells(source, numbers)
+    headless()
+    NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        allow_errors=True,
         kernel_name="python3",
-        progress_bar=False,
-        log_output=False,
-        execution_timeout=CELL_TIMEOUT,
-    )  # a hung cell fails the test instead of hanging CI
-    ran = read_notebook(out)
-    injected = [c for c in ran.cells if "injected-parameters" in c.metadata.get("tags", [])]
-    assert injected and f"SEED = {TEST_SEED}" in injected[0].source
-    graded = results(ran, n_cells + len(injected))
-    assert sorted(graded) == numbers, f"hidden tests that reported nothing: {set(numbers) - set(graded)}"
-    failed = {n: reason for n, (passed, reason) in graded.items() if not passed}
-    assert not failed, f"the reference solutions lose marks at SEED = {TEST_SEED}: {failed}"
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
+
+    problems = cell_problems(nb, len(nb.cells))
+    assert all("raised NotImplementedError: Exercise" in p for p in problems), f"cells that raised: {problems}"
+    solved_alone = results(nbformat.v4.new_notebook(cells=nb.cells[n_submitted : n_submitted + len(first)]), 0)
+    assert sorted(solved_alone) == numbers, f"hidden tests that reported nothing: {set(numbers) - set(solved_alone)}"
+    scores = {n: int(passed) for n, (passed, _) in solved_alone.items()}
+    assert scores == {n: int(n == k) for n in numbers}, (
+        f"with exercise {k} solved, expected only it to pass: {solved_alone}"
+    )
+    all_solved = results(nbformat.v4.new_notebook(cells=nb.cells[-len(first) :]), 0)
+    failed = {n: reason for n, (passed, reason) in all_solved.items() if not passed}
+    assert sorted(all_solved) == numbers and not failed, (
+        f"the reference solutions lose marks at SEED = {TEST_SEED}: {failed}"
+    )
+
+
+def test_papermill_sets_the_parameters(notebook_path, tmp_path):
+    """The chapter's parameters cell, run under papermill with other values, takes them (a cheap run: the
+    parameters cell and a cell that prints them)."""
+    nb = read_notebook(notebook_path)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    nb.cells = [cell, nbformat.v4.new_code_cell("print(f'SEED={SEED} FULL={FULL}')")]
+    path = tmp_path / notebook_path.name
+    nbformat.write(nb, path)
+    papermill.execute_notebook(
+        str(path), str(path), parameters={"SEED": TEST_SEED}, cwd=str(tmp_path), kernel_name="python3",
+        progress_bar=False, log_output=False, execution_timeout=60,
+    )  # fmt: skip
+    assert read_notebook(path).cells[-1].outputs[0]["text"].strip() == f"SEED={TEST_SEED} FULL=False"
