@@ -21,9 +21,11 @@ $(STAMP): requirements.txt
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	cp requirements.txt $(STAMP)
 
-# Execute every notebook (cached in _build/.jupyter_cache) and build _build/html.
+# Execute every notebook (cached in _build/.jupyter_cache; the ones not cached yet two at a time, by
+# tests/tools/book_cache.py) and build _build/html.
 # -W -n --keep-going: any warning, and any failing cell, fails the build. Then check the built site.
 book: venv
+	$(PY) tests/tools/book_cache.py
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	RC_REQUIRE_SITE=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site.py
 

@@ -161,3 +161,19 @@ def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_or_for
     assert fingerprint("x  =  1   # one", "%matplotlib inline") == base
     assert fingerprint("x = 2", "%matplotlib inline") != base
     assert fingerprint("x = 1", "%matplotlib widget") != base
+
+
+def test_book_cache_keeps_what_ran_and_leaves_a_failure_to_the_build(tmp_path):
+    import book_cache
+    from jupyter_cache import get_cache
+
+    good, bad = tmp_path / "01_good.ipynb", tmp_path / "02_bad.ipynb"
+    nbformat.write(notebook("# Good", "x = 2 + 2\nprint(x)"), good)
+    nbformat.write(notebook("# Bad", "assert 2 + 2 == 5, 'the claim no longer holds'"), bad)
+    outcome = book_cache.fill(tmp_path / "cache", [good, bad], jobs=2)
+    assert outcome["01_good.ipynb"] is None and "the claim no longer holds" in outcome["02_bad.ipynb"]
+    cache = get_cache(str(tmp_path / "cache"))
+    assert book_cache.missing(cache, [good, bad]) == [bad], "the good notebook is cached, the failing one is not"
+    _, merged = cache.merge_match_into_notebook(nbformat.read(good, as_version=4))
+    assert merged.cells[1].outputs[0]["text"] == "4\n", "the build gets the executed outputs"
+    assert book_cache.fill(tmp_path / "cache", [good]) == {}, "a cached notebook is not run again"
