@@ -115,9 +115,10 @@ student: venv
 	$(PY) tests/tools/student.py $(NB)
 
 # Grade a folder of submitted notebooks of one chapter: make grade SUBMISSIONS=dir CHAPTER=02_identity_and_zero_init
+# [HIDDEN=folder of your own hidden tests, instead of the public tests/hidden]
 grade: venv
 	@test -n "$(SUBMISSIONS)" -a -n "$(CHAPTER)" || { echo "usage: make grade SUBMISSIONS=folder CHAPTER=NN_topic"; exit 2; }
-	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)"
+	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)")
 
 clean:
 	rm -rf _build

@@ -97,6 +97,8 @@ def test_exercises_have_marked_solutions_and_self_checks(notebook_path):
         cell = cells[i]
         assert cell.source.count("### BEGIN SOLUTION") == cell.source.count("### END SOLUTION")
         assert {"solution", "hide-input"} <= set(tags(cell)), "solution cells are tagged `solution` and `hide-input`"
+        prompts = cell.metadata.get("mystnb", {})
+        assert prompts.get("code_prompt_show") == "Show solution" and prompts.get("code_prompt_hide") == "Hide solution"
         assert i + 1 < len(cells) and "self-check" in tags(cells[i + 1]), "a self-check cell follows each solution"
 
 
@@ -170,3 +172,11 @@ def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_pat
             )
     setup = code_cells(nb)[0].source
     assert 'HEADLESS = os.environ.get("RC_HEADLESS") == "1"' in setup
+
+
+def test_exercises_open_the_student_version_in_colab(notebook_path):
+    """Under the Exercises heading, a badge opens the student version: every other way in has the solutions."""
+    heading = [c.source for c in read_notebook(notebook_path).cells if "## Exercises" in c.source]
+    assert heading, "an Exercises section"
+    assert "[![Do the exercises in Colab]" in heading[0], "a badge whose alt text says what it does"
+    assert f"]({colab_url('student/' + notebook_path.name)})" in heading[0], "it opens the student version"

@@ -52,7 +52,9 @@ def test_notebook_page_has_correct_colab_and_download_links(site, notebook):
     colab = [h for h in hrefs if h.startswith("https://colab.research.google.com/")]
     following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1 : 2 + NOTEBOOKS.index(notebook)]
     assert colab.count(colab_url(notebook.name)) >= 2, "the launch button and the badge open this notebook"
-    assert set(colab) == {colab_url(p.name) for p in [notebook, *following]}, "and the Next link the next one"
+    assert set(colab) == {colab_url(p.name) for p in [notebook, *following]} | {
+        colab_url(f"student/{notebook.name}")
+    }, "and the Next link the next one, and the Exercises badge the student version"
     assert any(h.endswith(f"_sources/notebooks/{notebook.name}") for h in hrefs), "download link to the .ipynb"
     assert (site / "_sources" / "notebooks" / notebook.name).exists()
 
@@ -67,6 +69,8 @@ def test_notebook_page_has_figures_citations_and_collapsed_solutions(site, noteb
     solutions = sum("solution" in tags(c) for c in read_notebook(notebook).cells)
     collapsed = [d for d in page.details if "open" not in d]
     assert len(collapsed) >= solutions, "each solution is a collapsed dropdown"
+    html = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+    assert html.count("Show solution") == solutions, "each solution's toggle says Show solution"
 
 
 def test_reference_pages(site):

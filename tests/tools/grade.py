@@ -30,7 +30,7 @@ def exercises(chapter: str) -> tuple[str, list]:
     """The hidden tests' source and the exercise numbers it covers."""
     path = settings.HIDDEN / f"{chapter}.py"
     if not path.exists():
-        raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path.relative_to(ROOT)}.")
+        raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path}.")
     source = path.read_text()
     return source, sorted(int(n) for n in re.findall(r"^def exercise_(\d+)\(", source, re.M))
 
@@ -147,7 +147,10 @@ def main() -> None:
     ap.add_argument("--timeout", type=int, default=GRADE_CELL_TIMEOUT, help="seconds allowed per cell")
     ap.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
     ap.add_argument("--out", type=Path, help="CSV file (default: SUBMISSIONS/grades.csv)")
+    ap.add_argument("--hidden", type=Path, help="folder of your own hidden tests, NN_topic.py (default: tests/hidden)")
     args = ap.parse_args()
+    if args.hidden:
+        settings.HIDDEN = args.hidden.resolve()
     rows = grade(args.submissions, args.chapter, args.timeout, args.jobs)
     out = args.out or args.submissions / "grades.csv"
     write_csv(rows, out)

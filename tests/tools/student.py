@@ -22,6 +22,8 @@ SOLUTION = re.compile(
     r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.M | re.S
 )
 EXERCISE = re.compile(r"^#+\s*Exercise\s+(?P<number>\d+)\s*:\s*(?P<title>.+)$", re.M)
+# The paragraph under each chapter's Exercises heading that opens the student version (dropped from it).
+EXERCISES_BADGE = re.compile(r"\n\n\[!\[Do the exercises in Colab\]\(.*?before you open it\.", re.S)
 NOTE = (
     "\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "
     "line with your code, run the cell, then run the self-check below it."
@@ -56,7 +58,10 @@ def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNo
     nb.cells = cells
     for cell in nb.cells[1:]:
         if cell.cell_type == "markdown":
-            cell.source = COLAB_LINK.sub(lambda m: colab_url("student/" + m["path"]), cell.source)
+            cell.source = EXERCISES_BADGE.sub("", cell.source)  # the reader is in the student version already
+            cell.source = COLAB_LINK.sub(
+                lambda m: colab_url("student/" + m["path"].removeprefix("student/")), cell.source
+            )
     title = nb.cells[0]
     title.source = BADGE.sub(f"]({colab_url('student/' + name)})", title.source)
     if NOTE.strip() not in title.source:
