@@ -61,47 +61,86 @@ def exercise_3():
 """
 
 
-def toy_submission(*solutions) -> nbformat.NotebookNode:
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in solutions])
+def toy_notebook(*codes) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in codes])
+
+
+def stub(number: int, name: str) -> str:
+    return f"def {name}(x):\n    raise NotImplementedError('Exercise {number} ({name}): replace this line.')"
+
+
+TOY_TEMPLATE = ["import math", stub(1, "double"), stub(2, "half"), stub(3, "third")]
+FULL = ["def double(x):\n    return 2 * x", "def half(x):\n    return x / 2", "def third(x):\n    return x / 3"]
+TAMPER = "import json\njson.dumps = lambda *a, **k: 'passed'  # every test reports a pass"
+SUBMISSIONS = {
+    "ada": ["import math", *FULL],
+    "broken": ["raise RuntimeError('my first attempt')", FULL[1]],  # exercise 1 rewritten, exercise 3 deleted
+    "looping": [FULL[0], "def half(x):\n    while True:\n        pass", FULL[2]],
+    "tamperer": [TAMPER, "def double(x):\n    return 0", FULL[1], FULL[2]],
+    "sneaky": [
+        "def double(x):\n    import builtins\n    return 2 * x",
+        FULL[1],
+        "def third(x):\n    math.floor = round\n    return x / 3",
+    ],
+}
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """The grader's robustness, on a toy chapter of three exercises (every real chapter is graded above): a raising
-    cell, a deleted exercise, an infinite loop and a file that is not a notebook each cost only what they must."""
+    """The grader on a toy chapter of three exercises (every real chapter is graded in test_notebooks_run.py): a
+    rewritten or deleted exercise, an infinite loop, a file that is not a notebook, a cell that tampers with the
+    grader and answers that reach into the interpreter each cost only what they must, and are flagged."""
     import settings
 
     hidden = tmp_path_factory.mktemp("hidden")
     (hidden / "99_toy.py").write_text(TOY_HIDDEN)
+    template = tmp_path_factory.mktemp("template") / "99_toy.ipynb"
+    nbformat.write(toy_notebook(*TOY_TEMPLATE), template)
     folder = tmp_path_factory.mktemp("submissions")
-    full = ["def double(x):\n    return 2 * x", "def half(x):\n    return x / 2", "def third(x):\n    return x / 3"]
-    nbformat.write(toy_submission(*full), folder / "ada.ipynb")
-    nbformat.write(toy_submission("raise RuntimeError('my first attempt')", full[1]), folder / "broken.ipynb")
-    nbformat.write(toy_submission(full[0], "while True:\n    pass", full[2]), folder / "looping.ipynb")
+    for student, codes in SUBMISSIONS.items():
+        nbformat.write(toy_notebook(*codes), folder / f"{student}.ipynb")
     (folder / "garbled.ipynb").write_text('{"cells": [ this is not JSON')
     saved = settings.HIDDEN
     settings.HIDDEN = hidden
     try:
-        return {row["student"]: row for row in grade(folder, "99_toy", timeout=5, jobs=2)}
+        return {row["student"]: row for row in grade(folder, "99_toy", timeout=5, jobs=2, template=template)}
     finally:
         settings.HIDDEN = saved
 
 
+def scores(row) -> tuple:
+    return row["exercise_1"], row["exercise_2"], row["exercise_3"]
+
+
 def test_a_complete_submission_scores_full_marks(graded):
     assert graded["ada"]["score"] == graded["ada"]["out_of"] == 3, graded["ada"]
-    assert graded["ada"]["notes"] == ""
+    assert graded["ada"]["notes"] == "" and graded["ada"]["flags"] == ""
 
 
-def test_a_raising_cell_and_a_deleted_exercise_cost_only_their_exercises(graded):
+def test_a_rewritten_or_deleted_exercise_costs_only_itself_and_is_flagged(graded):
     row = graded["broken"]
-    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"]) == (0, 1, 0), row
-    assert "NameError" in row["reasons"] and "my first attempt" in row["notes"]
+    assert scores(row) == (0, 1, 0), row
+    assert "NotImplementedError" in row["reasons"], "the template's stub ran in place of the rewritten cell"
+    assert "exercise 1: its cell was changed" in row["flags"] and "exercise 3: its cell was changed" in row["flags"]
+    assert "my first attempt" not in row["notes"], "a cell outside the exercises never runs"
 
 
 def test_an_infinite_loop_times_out_and_grading_goes_on(graded):
     row = graded["looping"]
-    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"]) == (1, 0, 1), row
-    assert "timed out" in row["notes"]
+    assert scores(row) == (1, 0, 1), row
+    assert "timed out" in row["reasons"]
+
+
+def test_a_cell_that_patches_the_grader_never_runs(graded):
+    row = graded["tamperer"]
+    assert scores(row) == (0, 1, 1), row
+    assert "1 code cell(s) edited or added outside the exercises" in row["flags"]
+
+
+def test_answers_that_reach_into_the_interpreter_are_flagged_for_review(graded):
+    row = graded["sneaky"]
+    assert scores(row) == (1, 1, 1), "a scan is a filter for a person, not a grade"
+    assert "exercise 1: imports builtins" in row["flags"] and "exercise 3: assigns to math.floor" in row["flags"]
 
 
 def test_an_invalid_notebook_is_a_row(graded):
@@ -119,3 +158,23 @@ def test_instructor_page_links_every_student_version():
     page = (ROOT / "book" / "instructors.md").read_text()
     for path in NOTEBOOKS:
         assert f"]({colab_url('student/' + path.name)})" in page, f"link the student version of {path.stem}"
+
+
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("    return 2 * x", None),
+        ("    f = eval\n    return f('2 * x')", "uses eval"),
+        ("    t = torch\n    n = t.nn\n    n.functional = None\n    return x", "assigns to n.functional"),
+        ("    def inner():\n        torch.allclose = lambda *a, **k: True\n    inner()", "assigns to torch.allclose"),
+        ("    return getattr(torch, 'allclose')", "calls getattr on torch"),
+        ("    import sys\n    return x", "imports sys"),
+        ("    return x.__class__.__bases__", "reaches __class__"),
+        ("    get_ipython().input_transformers_post.append(str)", "uses get_ipython"),
+    ],
+)
+def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
+    from rebuild import scan
+
+    found = scan(code, {"torch", "np"})
+    assert found == ([reason] if reason else []), found

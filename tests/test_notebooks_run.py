@@ -15,6 +15,7 @@ import re
 import nbformat
 import papermill
 from nbclient import NotebookClient
+from rebuild import rebuild
 
 from conftest import TEST_SEED, read_notebook
 from execute import inject_parameters
@@ -41,8 +42,13 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(notebook_pa
     assert f"SEED = {TEST_SEED}\n" not in committed.source + "\n", "TEST_SEED must differ from the committed SEED"
     stubs = [c for c in student.cells if c.cell_type == "code" and STUB.search(c.source)]
     assert len(stubs) == len(reference), "one stub cell per solution cell"
-    stubs[k - 1].source = reference[k - 1].source
-    nb = inject_parameters(student, {"SEED": TEST_SEED})
+    submission = nbformat.from_dict(student)
+    [c for c in submission.cells if c.cell_type == "code" and STUB.search(c.source)][k - 1].source = reference[
+        k - 1
+    ].source
+    rebuilt, _, flags = rebuild(student, submission)  # what `make grade` runs: the template, the answer spliced in
+    assert not flags, f"a clean submission is flagged: {flags}"
+    nb = inject_parameters(rebuilt, {"SEED": TEST_SEED})
     source, numbers = exercises(notebook_path.stem)
     n_submitted = len(nb.cells)
     first = grading_cells(source, numbers)

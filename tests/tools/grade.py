@@ -1,9 +1,12 @@
 """`make grade SUBMISSIONS=dir CHAPTER=NN_topic`: grade every submitted notebook of one chapter.
 
-Each submission runs in its own kernel, in an empty folder, headless, with a time limit per cell; a
-cell that raises or loops forever is recorded and the run goes on. Then the chapter's hidden tests
-(`tests/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site)
-run in the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary.
+What runs is not the submitted notebook but the chapter's student version with the submission's answers spliced
+in (the code that replaces each stub, and the cells tagged `answer`; see rebuild.py): a cell added or edited
+elsewhere never runs, and is flagged. The answers are also scanned for code that tampers with the kernel, and
+flagged for a person to review. Each submission runs in its own kernel, in an empty folder, headless, with a time
+limit per cell; a cell that raises or loops forever is recorded and the run goes on. Then the chapter's hidden
+tests (`tests/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site) run in
+the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary.
 """
 
 import argparse
@@ -19,6 +22,8 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rebuild import module_names, rebuild, scan  # noqa: E402
+
 import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
 from execute import inject_parameters  # noqa: E402
 from settings import GRADE_CELL_TIMEOUT, headless  # noqa: E402
@@ -79,20 +84,35 @@ def results(nb, n_submitted: int) -> dict:
     return found
 
 
-def grade_one(path: Path, chapter: str, timeout: int, parameters: dict | None = None) -> dict:
-    """One row: {'student', 'exercise_N': 0/1, 'score', 'reasons', 'notes'}; never raises for a bad submission.
-    `parameters` (such as {"SEED": 7}) are set after the notebook's `parameters` cell, as papermill does."""
+def template_of(chapter: str, template: Path | None = None) -> nbformat.NotebookNode:
+    path = template or settings.STUDENT_DIR / f"{chapter}.ipynb"
+    if not path.exists():
+        raise SystemExit(f"No student version of {chapter!r} to grade against: expected {path} (make student).")
+    return nbformat.read(path, as_version=4)
+
+
+def grade_one(
+    path: Path, chapter: str, timeout: int, parameters: dict | None = None, template: Path | None = None
+) -> dict:
+    """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags'}; never raises for a
+    bad submission. What runs is the chapter's student version (`template`) with the submission's answers spliced
+    in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does."""
     source, numbers = exercises(chapter)
     row = {"student": path.stem, **{f"exercise_{n}": 0 for n in numbers}, "score": 0, "out_of": len(numbers)}
     reasons, notes = {n: "no result" for n in numbers}, []
     try:
-        nb = nbformat.read(path, as_version=4)
+        submitted = nbformat.read(path, as_version=4)
     except Exception as err:  # not JSON, not a notebook
         row.update(
             reasons="; ".join(f"exercise {n}: not graded" for n in numbers),
             notes=f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})",
+            flags="",
         )
         return row
+    pristine = template_of(chapter, template)
+    nb, answers, flags = rebuild(pristine, submitted)
+    modules = module_names(pristine)
+    flags += [f"exercise {key}: {why}" for key, code in answers.items() for why in scan(code, modules)]
     if parameters:
         nb = inject_parameters(nb, parameters)
     n_submitted = len(nb.cells)
@@ -121,16 +141,21 @@ def grade_one(path: Path, chapter: str, timeout: int, parameters: dict | None = 
     row["score"] = sum(row[f"exercise_{n}"] for n in numbers)
     row["reasons"] = "; ".join(f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed")
     row["notes"] = "; ".join(notes)
+    row["flags"] = "; ".join(flags)
     return row
 
 
-def grade(submissions: Path, chapter: str, timeout: int = GRADE_CELL_TIMEOUT, jobs: int = 2) -> list:
+def grade(
+    submissions: Path, chapter: str, timeout: int = GRADE_CELL_TIMEOUT, jobs: int = 2, template: Path | None = None
+) -> list:
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
     if not paths:
         raise SystemExit(f"No .ipynb files in {submissions}.")
     exercises(chapter)  # fail early on an unknown chapter
+    template_of(chapter, template)
+    n = len(paths)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(grade_one, paths, [chapter] * len(paths), [timeout] * len(paths)))
+        return list(pool.map(grade_one, paths, [chapter] * n, [timeout] * n, [None] * n, [template] * n))
 
 
 def write_csv(rows: list, out: Path) -> None:
@@ -159,6 +184,7 @@ def main() -> None:
         print(
             f"{r['student']:{width}s}  {r['score']}/{r['out_of']}  {r['reasons'] or 'all passed'}"
             + (f"  [{r['notes']}]" if r["notes"] else "")
+            + (f"  FLAGGED for review: {r['flags']}" if r["flags"] else "")
         )
     print(f"wrote {out}")
 

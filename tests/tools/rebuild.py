@@ -1,0 +1,149 @@
+"""What `make grade` runs: the pristine student version with the student's answers spliced in, never the submitted
+notebook itself; and a static scan of those answers for code that tampers with the kernel.
+
+A student's answers are the code that replaces each `raise NotImplementedError("Exercise N ...")` stub (the cell's
+text before and after the stub must be unchanged), and the cells tagged `answer` (such as chapter 02's
+`PREDICTION`). Every other cell comes from the template, so a cell that patches `json.dumps`, installs an IPython
+input transformer or redefines a helper is never run. An edit outside the answers becomes a flag in grades.csv.
+
+The scan is a filter for a person to review, not a wall: it flags imports of modules that reach into the
+interpreter, the functions that run or fetch code by name, and assignments to the attributes of modules.
+"""
+
+import ast
+import re
+import textwrap
+
+import nbformat
+
+STUB = re.compile(r"^[ \t]*raise NotImplementedError\((?P<q>['\"])Exercise (?P<number>\d+)\b.*\n?", re.M)
+ANSWER_TAG = "answer"
+
+# Modules and names that let a few lines rewrite the grader's world; importing or using one is flagged.
+FORBIDDEN_MODULES = {"builtins", "sys", "os", "IPython", "json", "importlib", "ctypes", "subprocess", "inspect", "gc"}
+FORBIDDEN_NAMES = {"__import__", "get_ipython", "exec", "eval", "compile", "globals", "locals", "__builtins__"}
+REFLECTION = {"getattr", "setattr", "delattr", "vars"}
+DUNDERS = {"__dict__", "__globals__", "__builtins__", "__code__", "__class__", "__subclasses__", "__closure__"}
+
+
+def lines(text: str) -> str:
+    """Text compared line by line without trailing spaces (editors and Colab differ there)."""
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+
+
+def stub_cells(template) -> list:
+    """[(cell index, exercise number, text before the stub, text after it)] for every stub cell of the template."""
+    found = []
+    for i, cell in enumerate(template.cells):
+        if cell.cell_type == "code":
+            for m in STUB.finditer(cell.source):
+                found.append((i, int(m["number"]), cell.source[: m.start()], cell.source[m.end() :]))
+    return found
+
+
+def answer_name(source: str) -> str | None:
+    """The name an answer cell assigns first (`PREDICTION = ...` gives PREDICTION)."""
+    m = re.search(r"^([A-Za-z_]\w*)\s*=", source, re.M)
+    return m[1] if m else None
+
+
+def rebuild(template, submission) -> tuple:
+    """(notebook to run, {exercise number: the student's code}, flags): the template with the answers spliced in."""
+    nb = nbformat.from_dict(template)  # a copy
+    submitted = [c.source for c in submission.cells if c.cell_type == "code"]
+    normalised = [lines(s) for s in submitted]
+    used, regions, flags = set(), {}, []
+    for i, number, before, after in stub_cells(template):
+        head, tail = lines(before), lines(after)
+        match = None
+        for j in reversed(range(len(submitted))):  # the last matching cell: students re-run variants
+            text = normalised[j]
+            if text.startswith(head) and text.endswith(tail) and len(text) >= len(head) + len(tail):
+                match = j
+                break
+        if match is None:
+            flags.append(
+                f"exercise {number}: its cell was changed outside the part to complete (or deleted), so it was "
+                "graded as not done"
+            )
+            continue
+        used.add(match)
+        text = normalised[match]
+        region = text[len(head) : len(text) - len(tail)] if tail else text[len(head) :]
+        regions[number] = region.strip("\n")
+        nb.cells[i].source = before + region.strip("\n") + "\n" + after
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and ANSWER_TAG in cell.metadata.get("tags", []):
+            name = answer_name(cell.source)
+            candidates = [j for j, s in enumerate(submitted) if answer_name(s) == name and j not in used]
+            if candidates:
+                used.add(candidates[-1])
+                cell.source = submitted[candidates[-1]]
+                regions.setdefault(f"answer {name}", cell.source)
+    template_code = {lines(c.source) for c in template.cells if c.cell_type == "code"}
+    edited = [j for j, s in enumerate(normalised) if j not in used and s and s not in template_code]
+    if edited:
+        flags.append(
+            f"{len(edited)} code cell(s) edited or added outside the exercises; the template's were run instead"
+        )
+    return nb, regions, flags
+
+
+def module_names(template) -> set:
+    """Names the template binds by import: assigning to their attributes patches a library."""
+    names = set()
+    for cell in template.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def root_name(node) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def scan(code: str, modules: set) -> list:
+    """Reasons to look at this answer by hand (empty if none)."""
+    body = textwrap.dedent(code)
+    try:
+        tree = ast.parse(body)
+    except SyntaxError:  # a region inside a function body, with a return: parse it as one
+        try:
+            tree = ast.parse("def _answer():\n" + textwrap.indent(body, "    "))
+        except SyntaxError:
+            return []  # it will fail its tests; nothing to review
+    reasons, modules = [], set(modules)
+    for _ in range(3):  # aliases of modules (`t = torch`, `n = t.nn`) are modules too
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and root_name(node.value) in modules:
+                modules |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            reasons += [f"imports {m}" for m in mods if m.split(".")[0] in FORBIDDEN_MODULES]
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            reasons.append(f"uses {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in DUNDERS:
+            reasons.append(f"reaches {node.attr}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in REFLECTION:
+            first = node.args[0] if node.args else None
+            if node.func.id in {"setattr", "delattr"} or root_name(first) in modules:
+                reasons.append(f"calls {node.func.id} on {ast.unparse(first) if first else 'nothing'}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute) and root_name(t) in modules:
+                        reasons.append(f"assigns to {ast.unparse(t)}")
+        elif isinstance(node, ast.Global):
+            reasons.append(f"declares global {', '.join(node.names)}")
+    return sorted(set(reasons))
