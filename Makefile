@@ -47,8 +47,8 @@ browser: venv
 	test -x /usr/bin/chromium || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider tests/test_browser.py
 
-# Conventions, claims, tools, coursework (student versions, every chapter graded), and every notebook under nbval
-# (lax) and under papermill with another SEED. Two workers, one per core (each notebook runs on one thread);
+# Lint, conventions, claims, tools, coursework, FULL mode on fake data, every notebook under nbval (lax), and every
+# student version alone under another SEED, graded (tests/test_notebooks_run.py). Two workers, one per core (each notebook runs on one thread);
 # --dist loadscope keeps the cells of one notebook, which nbval runs in one kernel, together and in order; every
 # other parametrised test is a unit of its own (tests/conftest.py), so one chapter's runs spread over both cores.
 test: venv lint
@@ -70,8 +70,8 @@ format: venv
 check: lint
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_conventions.py tests/test_claims.py tests/test_shared.py tests/test_site.py
 
-# Every chapter, and its student version, alone in an empty folder in a second venv pinned to Colab's
-# package versions (tests/colab-requirements.txt).
+# Every chapter's student version, alone in an empty folder and graded as in `make test`, in a second venv pinned
+# to Colab's package versions (tests/colab-requirements.txt).
 COLAB_VENV  := .venv-colab
 COLAB_STAMP := $(COLAB_VENV)/.requirements.txt
 
