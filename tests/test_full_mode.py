@@ -11,11 +11,11 @@ import re
 
 import pytest
 from nbclient import NotebookClient
-from test_cifar_loader import write_batches
 
 from conftest import ROOT, read_notebook
 from execute import inject_parameters
 from settings import CELL_TIMEOUT, headless
+from test_cifar_loader import write_batches
 
 # The chapters with a FULL path, and the line put after the last of their CIFAR_ knobs: two iterations, small nets.
 SHORTEN = {

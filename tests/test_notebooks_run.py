@@ -15,11 +15,11 @@ import re
 import nbformat
 import papermill
 from nbclient import NotebookClient
-from rebuild import rebuild
 
 from conftest import TEST_SEED, read_notebook
 from execute import inject_parameters
 from grade import cell_problems, exercises, grading_cells, results
+from rebuild import rebuild
 from settings import CELL_TIMEOUT, STUDENT_DIR, headless
 
 STUB = re.compile(r"raise NotImplementedError\([\"']Exercise")

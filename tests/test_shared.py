@@ -6,8 +6,8 @@ from contextlib import redirect_stdout
 
 import nbformat
 import pytest
-import sync
 
+import sync
 from conftest import NOTEBOOKS, read_notebook
 from settings import SHARED
 

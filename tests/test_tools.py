@@ -164,8 +164,9 @@ def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_or_for
 
 
 def test_book_cache_keeps_what_ran_and_leaves_a_failure_to_the_build(tmp_path):
-    import book_cache
     from jupyter_cache import get_cache
+
+    import book_cache
 
     good, bad = tmp_path / "01_good.ipynb", tmp_path / "02_bad.ipynb"
     nbformat.write(notebook("# Good", "x = 2 + 2\nprint(x)"), good)

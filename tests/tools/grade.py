@@ -22,10 +22,9 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rebuild import module_names, rebuild, scan  # noqa: E402
-
 import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
 from execute import inject_parameters  # noqa: E402
+from rebuild import module_names, rebuild, scan  # noqa: E402
 from settings import GRADE_CELL_TIMEOUT, headless  # noqa: E402
 
 MARK = "GRADE "
