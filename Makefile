@@ -86,9 +86,9 @@ colab-check: $(COLAB_STAMP)
 	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -n 2 --dist loadscope tests/test_notebooks_run.py
 
 # Wall time of every notebook against its budget, of a cold and a warm `make book`, and of `make test` in passes
-# (CI=1: also of .ci/run, about 25 min more). Run it on an idle machine.
+# (WITH_CI=1: also of .ci/run, about 25 min more). Run it on an idle machine.
 bench: venv
-	$(PY) tests/tools/bench.py $(NB) $(if $(CI),--ci)
+	$(PY) tests/tools/bench.py $(NB) $(if $(WITH_CI),--ci)
 
 # Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (about 50 min
 # for 30 seeds of every chapter). Records in _build/seeds/; the table goes on the reproducibility page.
