@@ -9,7 +9,7 @@ NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
-.PHONY: venv book browser test check lint format colab-check bench seeds execute badges student sync grade clean
+.PHONY: venv book browser test check lint format colab-check newest bench seeds execute badges student sync grade clean
 
 venv: $(STAMP)
 
@@ -55,10 +55,12 @@ test: venv lint
 	$(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-# ruff on every .py file and notebook: pyflakes-class errors, import order, and the format (pyproject.toml).
+# ruff on every .py file and notebook: pyflakes-class errors, import order, and the format (pyproject.toml); and
+# actionlint on the CI workflow.
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 # Rewrite every .py file and notebook in ruff's format (then `make student` for the student copies).
 format: venv
@@ -84,6 +86,19 @@ $(COLAB_STAMP): tests/colab-requirements.txt
 
 colab-check: $(COLAB_STAMP)
 	$(COLAB_VENV)/bin/python -m pytest -p no:cacheprovider -n 2 --dist loadscope tests/test_notebooks_run.py
+
+# Every notebook (nbval) and every student version (graded, another SEED) against the NEWEST releases of what they
+# import (tests/newest-requirements.txt, unpinned): the weekly CI job. Not part of .ci/run: it needs the newest
+# releases, which the package registries of CI may not have yet.
+NEWEST_VENV := .venv-newest
+
+newest:
+	rm -rf $(NEWEST_VENV) && $(PYTHON) -m venv $(NEWEST_VENV)
+	$(NEWEST_VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/newest-requirements.txt
+	$(NEWEST_VENV)/bin/python -m ipykernel install --sys-prefix --name python3 > /dev/null
+	$(NEWEST_VENV)/bin/python -m pip list --format=freeze | grep -iE '^(torch|numpy|matplotlib|scikit-learn|ipywidgets)=='
+	$(NEWEST_VENV)/bin/python -m pytest -p no:cacheprovider -n 2 --dist loadscope tests/test_notebooks_run.py $(NB) \
+	  --nbval-lax --nbval-cell-timeout=600 --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Wall time of every notebook against its budget, of a cold and a warm `make book`, and of `make test` in passes
 # (WITH_CI=1: also of .ci/run, about 25 min more). Run it on an idle machine.
