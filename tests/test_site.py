@@ -70,7 +70,8 @@ def test_notebook_page_has_figures_citations_and_collapsed_solutions(site, noteb
     collapsed = [d for d in page.details if "open" not in d]
     assert len(collapsed) >= solutions, "each solution is a collapsed dropdown"
     html = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
-    assert html.count("Show solution") == solutions, "each solution's toggle says Show solution"
+    toggles = html.count('<p class="collapsed admonition-title">Show solution</p>')  # myst-nb's summary line
+    assert toggles == solutions, "each solution's toggle says Show solution"
 
 
 def test_reference_pages(site):
