@@ -284,7 +284,10 @@ def test_colab_and_download_buttons(open_page, chapter):
     launch = page.eval_on_selector_all(".dropdown-launch-buttons a[href*='colab']", "links => links.map(a => a.href)")
     badge = page.eval_on_selector_all(f"a:has(img[src='{COLAB_BADGE}'])", "links => links.map(a => a.href)")
     assert launch == [expected], "the header's Launch-on-Colab button"
-    assert badge == [expected], "the title cell's Open-in-Colab badge"
+    student = colab_url(f"student/{Path(chapter).name}.ipynb")
+    assert badge == [expected, student], (
+        "the title cell's badge opens the chapter, the Exercises badge its student copy"
+    )
     download = page.get_attribute(".btn-download-source-button", "href")
     assert download.endswith(f"{Path(chapter).name}.ipynb"), download
     response = page.request.get(page.url.rsplit("/", 1)[0] + "/" + download)
