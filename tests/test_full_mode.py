@@ -10,11 +10,9 @@ import ast
 import re
 
 import pytest
-from nbclient import NotebookClient
 
-from conftest import ROOT, read_notebook
+from conftest import ROOT, read_notebook, run_alone
 from execute import inject_parameters
-from settings import CELL_TIMEOUT, headless
 from test_cifar_loader import write_batches
 
 # The chapters with a FULL path, and the line put after the last of their CIFAR_ knobs: two iterations, small nets.
@@ -55,14 +53,7 @@ def test_full_path_runs_on_fake_cifar(chapter, tmp_path):
     data = tmp_path / "data"
     write_batches(data / "cifar-10-batches-py")
     nb = inject_parameters(nb, {"FULL": True, "DATA_DIR": str(data)})
-    headless()
-    NotebookClient(
-        nb,
-        timeout=CELL_TIMEOUT,
-        allow_errors=True,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
-    ).execute()
+    run_alone(nb, tmp_path)
     ran = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in ran), "every cell ran"
     for cell in ran:

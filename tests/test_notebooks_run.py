@@ -14,13 +14,12 @@ import re
 
 import nbformat
 import papermill
-from nbclient import NotebookClient
 
-from conftest import TEST_SEED, read_notebook
+from conftest import TEST_SEED, read_notebook, run_alone
 from execute import inject_parameters
 from grade import cell_problems, exercises, grading_cells, results
 from rebuild import rebuild
-from settings import CELL_TIMEOUT, STUDENT_DIR, headless
+from settings import STUDENT_DIR
 
 STUB = re.compile(r"raise NotImplementedError\([\"']Exercise")
 
@@ -53,14 +52,7 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(notebook_pa
     n_submitted = len(nb.cells)
     first = grading_cells(source, numbers)
     nb.cells += first + [nbformat.v4.new_code_cell(c.source) for c in reference] + grading_cells(source, numbers)
-    headless()
-    NotebookClient(
-        nb,
-        timeout=CELL_TIMEOUT,
-        allow_errors=True,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
-    ).execute()
+    run_alone(nb, tmp_path)
 
     problems = cell_problems(nb, len(nb.cells))
     assert all("raised NotImplementedError: Exercise" in p for p in problems), f"cells that raised: {problems}"
