@@ -51,9 +51,10 @@ browser: venv
 # student version alone under another SEED, graded (tests/test_notebooks_run.py). Two workers, one per core (each notebook runs on one thread);
 # --dist loadscope keeps the cells of one notebook, which nbval runs in one kernel, together and in order; every
 # other parametrised test is a unit of its own (tests/conftest.py), so one chapter's runs spread over both cores.
+# --book-cache: each notebook that passes nbval goes into the book's execution cache, so `make book` reuses the run.
 test: venv lint
 	$(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
-	  --nbval-sanitize-with tests/nbval_sanitize.cfg
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg --book-cache _build/.jupyter_cache
 
 # ruff on every .py file and notebook: pyflakes-class errors, import order, and the format (pyproject.toml); and
 # actionlint on the CI workflow.

@@ -7,6 +7,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+from nbval_cache import pytest_addoption, pytest_runtest_makereport, pytest_runtest_teardown  # noqa: E402, F401
 from settings import NOTEBOOKS, ROOT, TEST_SEED, colab_url, headless, load_config  # noqa: E402, F401
 
 headless()  # kernels the tests start run headless: no bars, widgets' far corners checked

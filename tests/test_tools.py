@@ -1,5 +1,6 @@
 """The scripts behind `make badges`, `make execute` and `make bench`."""
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -178,3 +179,46 @@ def test_book_cache_keeps_what_ran_and_leaves_a_failure_to_the_build(tmp_path):
     _, merged = cache.merge_match_into_notebook(nbformat.read(good, as_version=4))
     assert merged.cells[1].outputs[0]["text"] == "4\n", "the build gets the executed outputs"
     assert book_cache.fill(tmp_path / "cache", [good]) == {}, "a cached notebook is not run again"
+
+
+def run_nbval_into_cache(tmp_path, *sources) -> tuple:
+    """Run a small notebook under nbval with `--book-cache` (tests/tools/nbval_cache.py) in a pytest of its own."""
+    import subprocess
+
+    nb = notebook("# A chapter", *sources)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path, cache = tmp_path / "09_tiny.ipynb", tmp_path / "cache"
+    nbformat.write(nb, path)
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nbval_cache", "--nbval-lax"]
+    run = subprocess.run(
+        [*command, str(path), "--book-cache", str(cache)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tests" / "tools")},
+        capture_output=True,
+        text=True,
+    )
+    return nb, cache, run
+
+
+def test_a_notebook_that_passes_nbval_is_cached_for_the_book_with_its_outputs_and_widgets(tmp_path):
+    from jupyter_cache import get_cache
+
+    nb, cache, run = run_nbval_into_cache(
+        tmp_path, "print('measured')", "import ipywidgets\nipywidgets.IntSlider(value=3)", "x = 1"
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    _, merged = get_cache(str(cache)).merge_match_into_notebook(nb)  # what myst-nb does with a cached notebook
+    nbformat.validate(merged)
+    assert merged.cells[1].outputs[0]["text"] == "measured\n"
+    view = merged.cells[2].outputs[0]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+    state = merged.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    assert state[view]["model_name"] == "IntSliderModel" and state[view]["state"]["value"] == 3
+
+
+def test_a_notebook_that_fails_nbval_is_not_cached(tmp_path):
+    from jupyter_cache import get_cache
+
+    nb, cache, run = run_nbval_into_cache(tmp_path, "print('measured')", "assert False, 'a claim fails'")
+    assert run.returncode != 0
+    with pytest.raises(KeyError):
+        get_cache(str(cache)).match_cache_notebook(nb)

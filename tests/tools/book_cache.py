@@ -2,6 +2,9 @@
 _build/.jupyter_cache, exactly as myst-nb's cache mode would one after another; `jupyter-book build` then finds
 every one of them there. This halves a cold build on two cores (each notebook uses one thread).
 
+`make test` fills the same cache from its nbval run (tests/conftest.py, `--book-cache`): a notebook whose every
+cell passed under nbval is stored with the outputs nbval checked, so `make book` after `make test` runs nothing.
+
 A notebook that fails is not cached and is reported; the build then executes it itself and fails with its usual
 message, so a broken assert still fails `make book`. Unchanged notebooks are matched by their code and metadata,
 as myst-nb matches them, and are not run again.
@@ -9,6 +12,7 @@ Usage: python tests/tools/book_cache.py [--jobs 2] [notebooks/NN_topic.ipynb ...
 """
 
 import argparse
+import fcntl
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -36,6 +40,18 @@ def execute(path: Path) -> tuple:
     return path, nbformat.writes(nb), result.time, error
 
 
+def store(cache_path: Path, path: Path, nb: nbformat.NotebookNode, seconds: float) -> None:
+    """Cache `nb`, the executed notebook at `path`, as myst-nb would; one writer at a time (the test workers)."""
+    cache_path.mkdir(parents=True, exist_ok=True)
+    with open(cache_path.parent / ".jupyter_cache.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cache = get_cache(str(cache_path))
+        record = cache.add_nb_to_project(str(path))
+        cache.cache_notebook_bundle(
+            CacheBundleIn(nb, record.uri, data={"execution_seconds": seconds}), check_validity=False, overwrite=True
+        )
+
+
 def missing(cache, paths: list) -> list:
     """The notebooks the cache has no match for."""
     out = []
@@ -60,12 +76,7 @@ def fill(cache_path: Path, paths: list, jobs: int = 2) -> dict:
             if error:  # left for the build, which runs it again and reports the failure in its own words
                 print(f"  {path.name}: FAILED ({error}); the build will run it and report")
                 continue
-            record = cache.add_nb_to_project(str(path))
-            cache.cache_notebook_bundle(
-                CacheBundleIn(nbformat.reads(text, as_version=4), record.uri, data={"execution_seconds": seconds}),
-                check_validity=False,
-                overwrite=True,
-            )
+            store(cache_path, path, nbformat.reads(text, as_version=4), seconds)
             print(f"  {path.name}: {seconds:.0f} s, cached")
     return outcome
 
