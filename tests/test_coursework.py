@@ -1,5 +1,6 @@
 """Coursework: student versions generated from the one source, and grading with hidden tests."""
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -178,3 +179,68 @@ def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
 
     found = scan(code, {"torch", "np"})
     assert found == ([reason] if reason else []), found
+
+
+def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
+    """Each mutant names an exercise with a hidden test, is valid Python, and a chapter with mutants has at least three
+    wrong answers and one correct alternative for every exercise."""
+    import ast
+
+    from mutants import mutants
+
+    found = mutants(notebook_path.stem)
+    if not found:
+        pytest.skip(f"no tests/mutants/{notebook_path.stem}.py yet")
+    _, numbers = exercises(notebook_path.stem)
+    for n, mark, what, code in found:
+        assert n in numbers, f"mutant {what!r} names exercise {n}, which has no hidden test"
+        ast.parse(code)
+    for n in numbers:
+        marks = [mark for m, mark, _, _ in found if m == n]
+        assert marks.count(0) >= 3 and marks.count(1) >= 1, (
+            f"exercise {n}: {marks.count(0)} wrong, {marks.count(1)} right"
+        )
+
+
+def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
+    """wrong_marks reads each mutant's grading cell: a wrong answer that passed, a right one that failed, and a hidden
+    test that printed nothing are all reported; a wrong answer that failed is not."""
+    import mutants
+    from grade import MARK
+
+    (tmp_path / "99_toy.py").write_text(
+        "# %% exercise 1, mark 0: a constant\ndef f(x):\n    return 2\n\n\n"
+        "# %% exercise 1, mark 0: off by one\ndef f(x):\n    return x + 1\n\n\n"
+        "# %% exercise 1, mark 1: another way\ndef f(x):\n    return x + x\n\n\n"
+        "# %% exercise 2, mark 0: silent\ndef g():\n    pass\n"
+    )
+    monkeypatch.setattr(mutants, "MUTANTS", tmp_path)
+    assert [m[:3] for m in mutants.mutants("99_toy")][:2] == [(1, 0, "a constant"), (1, 0, "off by one")]
+    printed = [True, False, False, None]  # what each mutant's hidden test reported
+    cells = []
+    for index, passed in enumerate(printed):
+        result = {"exercise": 1 + index // 3, "passed": passed, "reason": "AssertionError: wrong"}
+        text = "" if passed is None else MARK + json.dumps(result) + "\n"
+        cells.append(nbformat.v4.new_code_cell("", metadata={mutants.TAG: index}))
+        cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    wrong = mutants.wrong_marks("99_toy", nbformat.v4.new_notebook(cells=cells))
+    assert len(wrong) == 3 and "a constant: got 1, should get 0" in wrong[0], wrong
+    assert "another way: got 0, should get 1" in wrong[1] and "silent: the hidden test reported nothing" in wrong[2]
+
+
+@pytest.mark.parametrize(
+    "code, uses",
+    [
+        ("def answer(x):\n    return x + 1", False),
+        ("def answer(x):\n    return helper(x)", True),
+        ("alias = helper\ndef answer(x):\n    return alias(x)", True),
+        ("def inner(x):\n    return helper(x)\ndef answer(x):\n    return inner(x)", True),
+        ("def answer(x):\n    def nested(y):\n        return helper(y)\n    return nested(x)", True),
+    ],
+)
+def test_refers_to_sees_a_forbidden_helper_through_aliases_and_nested_functions(code, uses):
+    from grade import COMMON
+
+    namespace = {"__name__": "__main__"}
+    exec(COMMON.read_text() + "\ndef helper(x):\n    return x\n" + code, namespace)
+    assert namespace["_refers_to"](namespace["answer"], namespace["helper"]) is uses

@@ -6,7 +6,8 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
 - every assert of the chapter holds under a seed other than the committed one (no tuned seed);
 - no cell raises, except through an untouched exercise's `NotImplementedError` stub;
 - the hidden tests give the solved exercise its mark and every untouched exercise zero;
-- with every reference solution then defined in the same kernel, the hidden tests give full marks.
+- with every reference solution then defined in the same kernel, the hidden tests give full marks;
+- then each mutant answer of tests/mutants/ (wrong ones, and correct alternatives) gets its mark.
 `make colab-check` runs this file again in Colab's package versions. Set TEST_SEED to try another seed.
 """
 
@@ -18,6 +19,7 @@ import papermill
 from conftest import TEST_SEED, read_notebook, run_alone
 from execute import inject_parameters
 from grade import cell_problems, exercises, grading_cells, results
+from mutants import mutant_cells, wrong_marks
 from rebuild import rebuild
 from settings import STUDENT_DIR
 
@@ -51,7 +53,9 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(notebook_pa
     source, numbers = exercises(notebook_path.stem)
     n_submitted = len(nb.cells)
     first = grading_cells(source, numbers)
-    nb.cells += first + [nbformat.v4.new_code_cell(c.source) for c in reference] + grading_cells(source, numbers)
+    nb.cells += first + [nbformat.v4.new_code_cell(c.source) for c in reference]
+    n_all_solved = len(nb.cells)
+    nb.cells += grading_cells(source, numbers) + mutant_cells(notebook_path.stem, [c.source for c in reference])
     run_alone(nb, tmp_path)
 
     problems = cell_problems(nb, len(nb.cells))
@@ -62,11 +66,13 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(notebook_pa
     assert scores == {n: int(n == k) for n in numbers}, (
         f"with exercise {k} solved, expected only it to pass: {solved_alone}"
     )
-    all_solved = results(nbformat.v4.new_notebook(cells=nb.cells[-len(first) :]), 0)
+    all_solved = results(nbformat.v4.new_notebook(cells=nb.cells[n_all_solved : n_all_solved + len(first)]), 0)
     failed = {n: reason for n, (passed, reason) in all_solved.items() if not passed}
     assert sorted(all_solved) == numbers and not failed, (
         f"the reference solutions lose marks at SEED = {TEST_SEED}: {failed}"
     )
+    wrong = wrong_marks(notebook_path.stem, nb)
+    assert not wrong, "hidden tests that mark a mutant answer wrongly (tests/mutants/):\n" + "\n".join(wrong)
 
 
 def test_papermill_sets_the_parameters(notebook_path, tmp_path):

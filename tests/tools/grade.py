@@ -30,13 +30,18 @@ from settings import GRADE_CELL_TIMEOUT, headless  # noqa: E402
 MARK = "GRADE "
 
 
+COMMON = Path(__file__).resolve().parents[1] / "hidden" / "_common.py"  # helpers every chapter's tests may use
+
+
 def exercises(chapter: str) -> tuple[str, list]:
-    """The hidden tests' source and the exercise numbers it covers."""
+    """The hidden tests' source (after the shared helpers of tests/hidden/_common.py) and the exercise numbers it
+    covers."""
     path = settings.HIDDEN / f"{chapter}.py"
     if not path.exists():
         raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path}.")
     source = path.read_text()
-    return source, sorted(int(n) for n in re.findall(r"^def exercise_(\d+)\(", source, re.M))
+    numbers = sorted(int(n) for n in re.findall(r"^def exercise_(\d+)\(", source, re.M))
+    return COMMON.read_text() + "\n\n" + source, numbers
 
 
 def grading_cells(source: str, numbers: list) -> list:

@@ -12,6 +12,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 STUDENT_DIR = ROOT / "notebooks" / "student"
 SHARED = ROOT / "notebooks" / "shared"  # code every notebook must carry the same: `make sync` copies it in
 HIDDEN = ROOT / "tests" / "hidden"
+MUTANTS = ROOT / "tests" / "mutants"  # answers each hidden test must mark right (tests/tools/mutants.py)
 REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
 INTRO = ROOT / "book" / "intro.md"
 

@@ -1,0 +1,26 @@
+"""Run before every chapter's hidden tests, in the same kernel (tests/tools/grade.py): private helpers they share.
+Names start with an underscore, so that they do not clash with the notebook's."""
+
+
+def _refers_to(fn, target) -> bool:
+    """Whether `fn`, a function it defines inside, or a function of the notebook it names, refers to `target` by
+    any name (an alias too)."""
+    import types
+
+    seen, todo = set(), [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        codes = [f.__code__] if hasattr(f, "__code__") else []
+        while codes:
+            code = codes.pop()
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            for name in code.co_names:
+                value = f.__globals__.get(name)
+                if value is target:
+                    return True
+                if isinstance(value, types.FunctionType) and value.__module__ == f.__module__:
+                    todo.append(value)
+    return False

@@ -1,0 +1,128 @@
+"""Mutant answers for chapter 01's exercises, graded by tests/tools/mutants.py (in `make test`).
+
+Each `# %% exercise N, mark M: what it is` line starts a mutant: the code below it, up to the next such line,
+replaces the exercise's solution. Wrong answers (a constant, a plausible mistake, a forbidden helper) must get
+mark 0; correct alternatives, written differently from the reference, mark 1.
+"""
+
+
+# %% exercise 1, mark 0: a constant: plain-33's gap as the notebook prints it
+def generalization_gap(run):
+    return 0.9
+
+
+# %% exercise 1, mark 0: training minus test error
+def generalization_gap(run):
+    return run["train"][-1] - run["test"][-1]
+
+
+# %% exercise 1, mark 0: the first epoch, not the last
+def generalization_gap(run):
+    return run["test"][0] - run["train"][0]
+
+
+# %% exercise 1, mark 0: epoch index 1 instead of the last
+def generalization_gap(run):
+    return run["test"][1] - run["train"][1]
+
+
+# %% exercise 1, mark 1: correct alternative: unpack the final errors
+def generalization_gap(run):
+    *_, test = run["test"]
+    *_, train = run["train"]
+    return float(test - train)
+
+
+# %% exercise 2, mark 0: only the weights set to the identity; BatchNorm left as training left it
+@torch.no_grad()
+def make_identity(block):
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+    return block
+
+
+# %% exercise 2, mark 0: the running statistics reset, but gamma and beta left alone
+@torch.no_grad()
+def make_identity(block):
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+        elif isinstance(m, nn.BatchNorm1d):
+            m.running_mean.zero_()
+            m.running_var.fill_(1.0 - m.eps)
+    return block
+
+
+# %% exercise 2, mark 0: a new identity block returned; the block passed in unchanged
+import copy as _copy
+
+
+@torch.no_grad()
+def make_identity(block):
+    new = _copy.deepcopy(block)
+    for m in new.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+        elif isinstance(m, nn.BatchNorm1d):
+            m.weight.fill_(1.0)
+            m.bias.zero_()
+            m.running_mean.zero_()
+            m.running_var.fill_(1.0 - m.eps)
+    return new
+
+
+# %% exercise 2, mark 1: correct alternative: gamma and beta absorb the running statistics
+@torch.no_grad()
+def make_identity(block):
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            nn.init.eye_(m.weight)
+        elif isinstance(m, nn.BatchNorm1d):
+            m.weight.copy_(torch.sqrt(m.running_var + m.eps))
+            m.bias.copy_(m.running_mean)
+    return block
+
+
+# %% exercise 3, mark 0: ShortcutA called, which the exercise asks to write by hand
+def shortcut_a(x, c_out):
+    return ShortcutA(x.shape[1], c_out, stride=2)(x)
+
+
+# %% exercise 3, mark 0: ShortcutA under an alias, inside a helper
+_Option = ShortcutA
+
+
+def _downsample(x, c_out):
+    return _Option(x.shape[1], c_out, 2)(x)
+
+
+def shortcut_a(x, c_out):
+    return _downsample(x, c_out)
+
+
+# %% exercise 3, mark 0: all the zero channels after the input's
+def shortcut_a(x, c_out):
+    x = x[:, :, ::2, ::2]
+    return F.pad(x, (0, 0, 0, 0, 0, c_out - x.shape[1]))
+
+
+# %% exercise 3, mark 0: subsampled from index 1
+def shortcut_a(x, c_out):
+    x = x[:, :, 1::2, 1::2]
+    pad = c_out - x.shape[1]
+    return F.pad(x, (0, 0, 0, 0, pad // 2, pad - pad // 2))
+
+
+# %% exercise 3, mark 0: average pooling instead of subsampling
+def shortcut_a(x, c_out):
+    x = F.avg_pool2d(x, 2, ceil_mode=True)
+    pad = c_out - x.shape[1]
+    return F.pad(x, (0, 0, 0, 0, pad // 2, pad - pad // 2))
+
+
+# %% exercise 3, mark 1: correct alternative: F.pad on the subsampled map
+def shortcut_a(x, c_out):
+    sub = x[..., ::2, ::2]
+    before = (c_out - x.shape[1]) // 2
+    return F.pad(sub, (0, 0, 0, 0, before, c_out - x.shape[1] - before))

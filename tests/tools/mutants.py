@@ -1,0 +1,99 @@
+"""Mutation tests for the hidden tests: answers that must lose the mark, and correct alternatives that must get it.
+
+`tests/mutants/NN_topic.py` is a series of mutants, each a `# %% exercise N, mark M: what it is` line and the code
+below it, which replaces the exercise's solution (it defines the same names); M is the mark it must get. A hidden test that gives a wrong answer the mark, or a correct
+alternative none, is a failing test: tests/test_notebooks_run.py grades every mutant of a chapter at the end of the
+chapter's graded run, in the same kernel (no notebook runs again), and restores the reference solution after each
+exercise's mutants.
+
+Usage, for authors writing mutants: python tests/tools/mutants.py NN_topic   (runs the instructor notebook once,
+then every mutant, and prints a table; exit status 1 if any mutant got the wrong mark)
+"""
+
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from grade import exercises, grading_cells, results  # noqa: E402
+from settings import CELL_TIMEOUT, MUTANTS, NOTEBOOKS, headless  # noqa: E402
+
+TAG = "mutant"  # the metadata tag of a mutant's grading cell: {"mutant": index}
+
+
+HEADER = re.compile(r"^# %% exercise (\d+), mark ([01]): (.+)$", re.M)
+
+
+def mutants(chapter: str) -> list:
+    """[(exercise, mark, what, code)] of a chapter; [] when it has none yet."""
+    path = MUTANTS / f"{chapter}.py"
+    if not path.exists():
+        return []
+    parts = HEADER.split(path.read_text())[1:]  # exercise, mark, what, code, exercise, ...
+    return [(int(n), int(m), what, code.strip() + "\n") for n, m, what, code in zip(*[iter(parts)] * 4)]
+
+
+def mutant_cells(chapter: str, reference: list) -> list:
+    """Cells to append to a kernel in which the chapter and the hidden tests have run: for each mutant, its code and
+    its exercise's hidden test; after each exercise's mutants, that exercise's reference solution again."""
+    source, numbers = exercises(chapter)
+    cells = []
+    found = mutants(chapter)
+    for exercise in sorted({m[0] for m in found}):
+        if exercise not in numbers:
+            raise ValueError(f"{chapter}: a mutant of exercise {exercise}, which has no hidden test")
+        for index, (n, _, _, code) in enumerate(found):
+            if n != exercise:
+                continue
+            grading = grading_cells(source, [n])[1]  # the test call alone: the hidden source has already run
+            grading.metadata[TAG] = index
+            cells += [nbformat.v4.new_code_cell(code), grading]
+        cells.append(nbformat.v4.new_code_cell(reference[exercise - 1]))
+    return cells
+
+
+def wrong_marks(chapter: str, nb: nbformat.NotebookNode) -> list:
+    """A sentence for each mutant that got the wrong mark (or none) in an executed notebook with mutant_cells."""
+    found, problems = mutants(chapter), []
+    for cell in nb.cells:
+        if TAG not in cell.metadata:
+            continue
+        n, mark, what, _ = found[cell.metadata[TAG]]
+        got = results(nbformat.v4.new_notebook(cells=[cell]), 0).get(n)
+        if got is None:
+            problems.append(f"exercise {n}, {what}: the hidden test reported nothing")
+        elif int(got[0]) != mark:
+            problems.append(f"exercise {n}, {what}: got {int(got[0])}, should get {mark} ({got[1]})")
+    return problems
+
+
+def main(chapter: str) -> int:
+    from nbclient import NotebookClient
+
+    path = next((p for p in NOTEBOOKS if p.stem == chapter), None)
+    if path is None:
+        raise SystemExit(f"No chapter {chapter!r}: give a name such as {NOTEBOOKS[0].stem}.")
+    if not mutants(chapter):
+        raise SystemExit(f"No mutants for {chapter}: write {MUTANTS / (chapter + '.py')}.")
+    nb = nbformat.read(path, as_version=4)
+    reference = [c.source for c in nb.cells if "### BEGIN SOLUTION" in c.source]
+    source, numbers = exercises(chapter)
+    nb.cells += grading_cells(source, numbers) + mutant_cells(chapter, reference)
+    headless()
+    with tempfile.TemporaryDirectory() as workdir:
+        client = NotebookClient(nb, timeout=CELL_TIMEOUT, allow_errors=True, kernel_name="python3")
+        client.resources = {"metadata": {"path": workdir}}
+        client.execute()
+    problems = wrong_marks(chapter, nb)
+    found = mutants(chapter)
+    print(f"{chapter}: {len(found) - len(problems)} of {len(found)} mutants got the right mark")
+    for line in problems:
+        print("  WRONG:", line)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
