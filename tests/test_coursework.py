@@ -182,15 +182,14 @@ def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
 
 
 def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
-    """Each mutant names an exercise with a hidden test, is valid Python, and a chapter with mutants has at least three
-    wrong answers and one correct alternative for every exercise."""
+    """Every chapter has mutants; each names an exercise with a hidden test and is valid Python; every exercise has at
+    least three wrong answers and one correct alternative."""
     import ast
 
     from mutants import mutants
 
     found = mutants(notebook_path.stem)
-    if not found:
-        pytest.skip(f"no tests/mutants/{notebook_path.stem}.py yet")
+    assert found, f"write tests/mutants/{notebook_path.stem}.py: every chapter's hidden tests have mutants"
     _, numbers = exercises(notebook_path.stem)
     for n, mark, what, code in found:
         assert n in numbers, f"mutant {what!r} names exercise {n}, which has no hidden test"

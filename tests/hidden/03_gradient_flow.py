@@ -1,23 +1,61 @@
-"""Hidden tests for notebooks/03_gradient_flow.ipynb, run by `make grade` in each submission's kernel."""
+"""Hidden tests for notebooks/03_gradient_flow.ipynb, run by `make grade` in each submission's kernel after the
+notebook itself; they use the notebook's names (torch, np, tanh_stack, layer_norms, ...).
+
+Each test computes what it expects itself, on inputs, depths and seeds the notebook never shows, and checks
+behaviour: the tensor passed in is left alone, and a function the exercise asks to replace by hand is not used
+(`_refers_to`, from tests/hidden/_common.py).
+tests/mutants/03_gradient_flow.py holds the wrong answers these tests must reject and the right ones they must accept.
+"""
 
 
 def exercise_1():
-    g = torch.tensor([1.0, 3.0, 2.0, 5.0, 4.0, 6.0])
-    c = g - g.mean()
-    for lag in (0, 1, 2):
-        expected = ((c[lag:] * c[: len(c) - lag]).sum() / (c * c).sum()).item()
-        assert abs(autocorrelation(g, lag) - expected) < 1e-6, f"wrong value at lag {lag}"
-    assert isinstance(autocorrelation(g, 1), float), "return a Python float"
+    assert not _refers_to(autocorrelation, lag1_autocorrelation), (
+        "compute it by hand: autocorrelation must not use lag1_autocorrelation"
+    )
+    gen = torch.Generator().manual_seed(303)
+    for n, lags, dtype in ((37, (0, 1, 2, 5, 36), torch.float32), (200, (0, 1, 3, 17, 199), torch.float64)):
+        g = torch.randn(n, generator=gen, dtype=dtype).cumsum(0) * 0.3 + 2.0  # correlated, with a mean far from 0
+        original = g.clone()
+        values = [float(v) for v in g.double()]
+        mean = sum(values) / n
+        c = [v - mean for v in values]
+        for lag in lags:
+            expected = sum(c[i] * c[i + lag] for i in range(n - lag)) / sum(v * v for v in c)
+            got = autocorrelation(g, lag)
+            assert isinstance(got, float), f"return a Python float, not a {type(got).__name__}"
+            # 1e-6: float32 arithmetic on these sequences is good to about 1e-7
+            assert abs(got - expected) < 1e-6, f"wrong value at lag {lag} for a sequence of length {n}"
+        assert torch.equal(g, original), "leave the tensor passed in unchanged: subtract the mean from a copy"
 
 
 def exercise_2():
-    for depth in (20, 80):
-        ratio = scaled_input_grad_ratio(depth, 3)
-        assert 1 / 3 < ratio < 3, f"at depth {depth} the ratio is {ratio:.3g}; expected near 1"
+    for depth, seed in ((20, 5), (90, 6)):
+        ratio = float(scaled_input_grad_ratio(depth, seed))
+        # the same network's ratio over 100 batches of BATCH standard normal inputs: the answer's batch is one of them
+        net = tanh_stack(depth, residual=True, seed=seed, alpha=depth**-0.5)
+        k = 100
+        x = torch.randn(BATCH * k, WIDTH, generator=torch.Generator().manual_seed(seed + 1), requires_grad=True)
+        net(x).sum().backward()
+        ratios = x.grad.double().pow(2).sum(1).view(k, BATCH).sum(1).sqrt() / math.sqrt(BATCH * WIDTH)
+        low, high = (ratios.mean() - 6 * ratios.std()).item(), (ratios.mean() + 6 * ratios.std()).item()
+        assert low < ratio < high, (
+            f"at depth {depth} and seed {seed} the ratio {ratio:.3g} is not what a residual stack with "
+            "alpha = depth ** -0.5 gives for a batch of BATCH standard normal inputs; check alpha, that you "
+            "backpropagate the sum of the outputs, and that you divide the input gradient's norm by the output's"
+        )
 
 
 def exercise_3():
-    scale = critical_scale(20, 1)
-    assert 1.0 <= scale <= 3.0, f"{scale} is outside 1..3"
-    grads = layer_norms(20, False, scale, 1)[1]
-    assert 0.1 < grads[0] / grads[-1] < 10, "at the returned scale the gradient should neither vanish nor explode"
+    scales = [round(1.0 + 0.1 * k, 1) for k in range(21)]
+    for depth, seed in ((30, 5), (50, 2)):
+        scale = float(critical_scale(depth, seed))
+        assert any(abs(scale - s) < 1e-6 for s in scales), f"{scale} is not one of the scales 1.0, 1.1, ..., 3.0"
+        gaps = {}
+        for s in scales:
+            grads = layer_norms(depth, False, s, seed)[1]
+            gaps[s] = abs(math.log10(grads[0] / grads[-1]))
+        chosen = min(scales, key=lambda s: abs(scale - s))
+        assert gaps[chosen] <= min(gaps.values()) + 1e-6, (
+            f"at depth {depth} and seed {seed}, another scale brings the plain stack's input gradient closer to its "
+            f"output gradient on a log scale than {scale:g} does: return the closest of all the scales tried"
+        )

@@ -1,25 +1,140 @@
-"""Hidden tests for notebooks/04_ensemble_of_paths.ipynb, run by `make grade` in each submission's kernel."""
+"""Hidden tests for notebooks/04_ensemble_of_paths.ipynb, run by `make grade` in each submission's kernel.
+
+Each test computes what it expects itself, on inputs the notebook never shows (its own seeded draws, other depths,
+a network of its own), and checks behaviour: exact values, the helper the exercise asks to write by hand not
+called (`_refers_to`, from tests/hidden/_common.py), and the network measured left as it was found.
+tests/mutants/04_ensemble_of_paths.py holds the wrong answers these tests must reject and the right ones they must
+accept.
+"""
+
+
+def _ch04_cases(seed, count, n_max):
+    """`count` draws (n, lo, hi) with 0 <= lo <= hi <= n <= n_max, from a generator of their own."""
+    import random as _random
+
+    gen = _random.Random(seed)
+    cases = []
+    for _ in range(count):
+        n = gen.randint(2, n_max)
+        lo = gen.randint(0, n)
+        cases.append((n, lo, gen.randint(lo, n)))
+    return cases
 
 
 def exercise_1():
-    assert abs(share_of_paths(4, 2, 2) - 6 / 16) < 1e-12
-    assert abs(share_of_paths(20, 0, 20) - 1) < 1e-12
-    assert abs(share_of_paths(54, 19, 35) - sum(math.comb(54, k) for k in range(19, 36)) / 2**54) < 1e-12
+    from fractions import Fraction as _Fraction
+
+    assert not _refers_to(share_of_paths, path_length_share), (
+        "write the sum yourself: share_of_paths must not call path_length_share"
+    )
+    cases = [(7, 3, 3), (9, 0, 0), (9, 9, 9), (40, 0, 40), (33, 10, 20)] + _ch04_cases(404, 30, 120)
+    for n, lo, hi in cases:
+        expected = float(_Fraction(sum(math.comb(n, k) for k in range(lo, hi + 1)), 2**n))
+        got = share_of_paths(n, lo, hi)
+        assert abs(got - expected) <= 1e-12 * expected, (
+            f"share_of_paths({n}, {lo}, {hi}) is wrong: the share of the 2^{n} paths whose length k satisfies"
+            f" {lo} <= k <= {hi} (both ends included)"
+        )
 
 
 def exercise_2():
-    assert kendall_distance([0, 1, 2]) == 0
-    assert abs(kendall_distance([2, 1, 0]) - 1) < 1e-12
-    assert abs(kendall_distance([0, 2, 1, 3, 4]) - 1 / 10) < 1e-12
+    import random as _random
+
+    assert not _refers_to(kendall_distance, kendall_tau_distance), (
+        "write the count yourself: kendall_distance must not call kendall_tau_distance"
+    )
+    gen = _random.Random(4040)
+    orders = [[1, 0], [0, 2, 1], [3, 0, 1, 2]]
+    for n in (5, 7, 9, 13, 20):
+        for _ in range(4):
+            order = list(range(n))
+            gen.shuffle(order)
+            orders.append(order)
+    for order in orders:
+        n = len(order)
+        discordant = sum(1 for i in range(n) for j in range(i + 1, n) if order[i] > order[j])
+        got = kendall_distance(list(order))
+        assert abs(got - discordant / math.comb(n, 2)) < 1e-12, (
+            f"kendall_distance({order}) is wrong: count the pairs of positions i < j with order[i] > order[j],"
+            " and divide by the number of such pairs"
+        )
 
 
 def exercise_3():
-    for n, r in [(12, 0.5), (30, 0.1), (7, 2.0)]:
-        terms = [math.comb(n, j) * r**j for j in range(n + 1)]
-        assert predicted_peak(n, r) == int(np.argmax(terms)), f"n = {n}, r = {r}"
+    import random as _random
+
+    gen = _random.Random(4041)
+    cases = [(7, 2.0), (12, 0.5), (30, 0.1), (5, 3.0), (40, 0.25)]
+    while len(cases) < 60:
+        cases.append((gen.randint(1, 150), 10 ** gen.uniform(-2, 1.3)))
+    for n, r in cases:
+        peak = (n + 1) * r / (1 + r)
+        if abs(peak - round(peak)) < 1e-6:  # a tie between two lengths: either would be right
+            continue
+        logs = [
+            math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(r) for k in range(n + 1)
+        ]
+        expected = max(range(n + 1), key=logs.__getitem__)
+        got = predicted_peak(n, r)
+        assert got == expected, f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k"
 
 
 def exercise_4():
-    i = N_BLOCKS // 2
-    assert abs(branch_deleted_error(i) - res_single[i]) < 1e-9
-    assert all(isinstance(b.f, nn.Sequential) for b in resnet.blocks), "every branch must be put back"
+    """Runs `branch_deleted_error` on a network of the test's own, put in `resnet`'s place for the duration: a stem
+    without a final ReLU, so that block 1's input has negative entries and deleting its branch (ReLU kept) differs
+    from deleting the whole block; random weights and BatchNorm statistics and a fitted head, so that no trained result carries over."""
+    width, depth = WIDTH, N_BLOCKS  # the notebook's sizes, so that an answer may use them
+    with torch.random.fork_rng():  # the notebook's random stream is left where it was
+        torch.manual_seed(4042)
+        stem = nn.Sequential(nn.Linear(64, width, bias=False), nn.BatchNorm1d(width))
+        blocks = nn.ModuleList(ResidualBlock(width) for _ in range(depth))
+        head = nn.Linear(width, 10)
+        with torch.no_grad():  # BatchNorm as training leaves it, none at its default
+            for m in [*stem.modules(), *blocks.modules()]:
+                if isinstance(m, nn.BatchNorm1d):
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.normal_(0.0, 0.5)
+                    m.running_mean.normal_(0.0, 0.3)
+                    m.running_var.uniform_(0.5, 1.5)
+            for block in blocks:  # small branches, as in a trained residual network
+                block.f[-1].weight.uniform_(0.1, 0.4)
+                block.f[-1].bias.normal_(0.0, 0.1)
+    for module in (stem, blocks, head):
+        module.eval()
+    with torch.no_grad():  # a head fitted by ridge regression on the training set, so that lesions change the error
+        h = stem(x_train)
+        for block in blocks:
+            h = block(h)
+        feats = torch.cat([h, torch.ones(len(h), 1)], 1).double()
+        targets = F.one_hot(y_train, 10).double()
+        sol = torch.linalg.solve(feats.T @ feats + 1e-3 * torch.eye(width + 1, dtype=torch.float64), feats.T @ targets)
+        head.weight.copy_(sol[:-1].T)
+        head.bias.copy_(sol[-1])
+
+    with torch.no_grad():
+        expected = []
+        for i in range(depth):
+            h = stem(x_test)
+            for j, block in enumerate(blocks):
+                h = F.relu(h) if j == i else block(h)
+            expected.append(100 * (head(h).argmax(1) != y_test).sum().item() / len(y_test))
+
+    branches = [block.f for block in blocks]
+    state = {k: v.clone() for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()}
+    saved = resnet.stem, resnet.blocks, resnet.head
+    resnet.stem, resnet.blocks, resnet.head = stem, blocks, head
+    try:
+        got = [branch_deleted_error(i) for i in range(depth)]
+        still_there = all(block.f is branch for block, branch in zip(resnet.blocks, branches))
+        unchanged = all(
+            torch.equal(v, state[k]) for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
+        ) and not any(m.training for module in (stem, blocks, head) for m in module.modules())
+    finally:
+        resnet.stem, resnet.blocks, resnet.head = saved
+    assert still_there, "put every branch back after measuring: the same module that was there before"
+    assert unchanged, "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
+    for i in range(depth):
+        assert abs(got[i] - expected[i]) < 1e-6, (
+            f"block {i + 1}: wrong test error; measure resnet on the test set with only that block's branch replaced"
+            " by zeros (the block's ReLU kept), on a network whose blocks need not receive ReLU outputs"
+        )

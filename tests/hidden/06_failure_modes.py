@@ -1,34 +1,85 @@
-"""Hidden tests for notebooks/06_failure_modes.ipynb, run by `make grade` in each submission's kernel."""
+"""Hidden tests for notebooks/06_failure_modes.ipynb, run by `make grade` in each submission's kernel.
+
+Each test computes what it expects itself, on inputs the notebook never shows (its own seeded generators, other
+shapes, blocks of different sizes), and checks behaviour: a helper the exercise forbids is not used
+(`_refers_to`, from tests/hidden/_common.py), the input is left unchanged, and the measured run is a real one
+through which gradients reach every block. tests/mutants/06_failure_modes.py holds the wrong answers these tests
+must reject and the right ones they must accept.
+"""
 
 
 def exercise_1():
-    eye = torch.eye(4, dtype=torch.float64)
-    assert abs(distance_from_rank_one(eye) - math.sqrt(0.75)) < 1e-12
-    row = torch.arange(1.0, 6.0, dtype=torch.float64)
-    assert abs(distance_from_rank_one(row.expand(3, 5).clone())) < 1e-12
-    two = torch.tensor([[1.0, 0.0], [-1.0, 0.0]], dtype=torch.float64)
-    assert abs(distance_from_rank_one(two) - 1.0) < 1e-12
+    assert not _refers_to(distance_from_rank_one, relative_residual), (
+        "compute the residual yourself: distance_from_rank_one must not use relative_residual"
+    )
+    gen = torch.Generator().manual_seed(6061)
+    cases = [
+        torch.randn(7, 5, generator=gen, dtype=torch.float64) + 3.0,  # tokens sharing a large common part
+        torch.randn(3, 11, generator=gen, dtype=torch.float64) * torch.arange(1.0, 12.0, dtype=torch.float64),
+        torch.randn(6, 6, generator=gen, dtype=torch.float64),
+        torch.eye(4, dtype=torch.float64),
+        torch.arange(1.0, 6.0, dtype=torch.float64).expand(3, 5).clone(),  # identical tokens
+    ]
+    for X in cases:
+        expected = ((X - X.mean(dim=0, keepdim=True)).norm() / X.norm()).item()
+        got = float(distance_from_rank_one(X.clone()))
+        assert abs(got - expected) <= 1e-12, (
+            f"wrong value for a {X.shape[0]} x {X.shape[1]} matrix (tokens are rows): subtract the mean token, "
+            "the mean over rows, and divide the norm of what is left by the norm of X"
+        )
 
 
 def exercise_2():
-    f, g = (lambda t: t.pow(2)), (lambda t: torch.sin(3 * t))
-    x = torch.linspace(-1, 1, 24, dtype=torch.float64).reshape(3, 8)
-    x1, x2 = x.chunk(2, dim=-1)
-    y1 = x1 + f(x2)
-    y = torch.cat([y1, x2 + g(y1)], dim=-1)
-    assert torch.allclose(invert_coupling(f, g, y), x, atol=1e-12)
+    gen = torch.Generator().manual_seed(6062)
+    with torch.random.fork_rng():
+        torch.manual_seed(6062)
+        branches = Branch(5, 12).double(), Branch(5, 12).double()
+    mix = torch.randn(4, 4, generator=gen, dtype=torch.float64)
+    cases = [
+        ((lambda t: t.pow(2)), (lambda t: torch.sin(3 * t)), torch.linspace(-1, 1, 24, dtype=torch.float64).reshape(3, 8)),
+        (*branches, torch.randn(6, 10, generator=gen, dtype=torch.float64)),
+        ((lambda t: torch.tanh(t @ mix)), (lambda t: (t @ mix.T).pow(3)), torch.randn(5, 8, generator=gen, dtype=torch.float64)),
+    ]  # fmt: skip
+    for f, g, x in cases:
+        with torch.no_grad():
+            x1, x2 = x.chunk(2, dim=-1)
+            y1 = x1 + f(x2)
+            y = torch.cat([y1, x2 + g(y1)], dim=-1)
+            y_given = y.clone()
+            x_back = invert_coupling(f, g, y_given)
+        assert torch.equal(y_given, y), "invert_coupling must not change y: compute new tensors"
+        assert isinstance(x_back, torch.Tensor) and x_back.shape == x.shape, (
+            f"for y of shape {tuple(y.shape)}, expected x of shape {tuple(x.shape)}"
+        )
+        assert torch.allclose(x_back, x, rtol=0, atol=1e-12), (
+            "x is not rebuilt: undo y2 first, x2 = y2 - G(y1), then x1 = y1 - F(x2), and keep x1 before x2"
+        )
 
 
 def exercise_3():
-    torch.manual_seed(SEED)
-    blocks = [ResidualBlock(8, 16) for _ in range(7)]
-    x = torch.randn(5, 8)
+    hidden = (16, 4, 24, 8, 12, 20, 4)  # blocks of different sizes: the first segment's blocks must be measured
+    with torch.random.fork_rng():
+        torch.manual_seed(6063)
+        blocks = [ResidualBlock(8, h) for h in hidden]
+        x = torch.randn(5, 8)
+    params = [p for block in blocks for p in block.parameters()]
     with torch.no_grad():
         before = nn.Sequential(*blocks)(x)
-    s, a = x.nbytes, 5 * (8 + 16) * 4  # one stream tensor; one block's input and hidden activation, float32
-    for length in (1, 2, 3, 7):  # 7 blocks in segments of 1, 2 (2+2+2+1), 3 (3+3+1) and 7
-        expected = math.ceil(7 / length) * s + length * a  # kept inputs + the longest segment, rebuilt in backward
+    s = x.nbytes  # one stream tensor
+    for length in (2, 1, 3, 4, 7):  # 7 blocks in segments of 2 (2+2+2+1), 1, 3 (3+3+1), 4 (4+3) and 7
+        # kept: one input per segment; rebuilt in backward: the first segment, each of its blocks keeping its
+        # input and its hidden activation (float32)
+        expected = math.ceil(len(blocks) / length) * s + sum(x.shape[0] * (8 + h) * 4 for h in hidden[:length])
+        for p in params:
+            p.grad = None
         got = backward_peak_bytes(blocks, x, length)
-        assert got == expected, f"segments of {length}: expected {expected} bytes, got {got}"
+        assert got == expected, (
+            f"segments of {length} of 7 blocks of different sizes: got {got} bytes; count one kept input per "
+            "checkpointed segment, plus what the first segment's own blocks keep when they run without checkpointing"
+        )
+        assert all(p.grad is not None for p in params), (
+            f"segments of {length}: the backward of the measured run reached only some blocks; run the blocks "
+            "passed in, each segment's output feeding the next with no detach or no_grad in between"
+        )
     with torch.no_grad():
         assert torch.equal(nn.Sequential(*blocks)(x), before), "measuring must leave the blocks as they were"

@@ -1,30 +1,85 @@
-"""Hidden tests for notebooks/07_loss_landscape.ipynb, run by `make grade` in each submission's kernel."""
+"""Hidden tests for notebooks/07_loss_landscape.ipynb, run by `make grade` in each submission's kernel.
+
+Each test computes what it expects itself, on inputs the notebook never shows (its own seeded generators, other
+shapes, a freshly built net with BatchNorm statistics of its own) and never the notebook's trained nets, so that
+it holds for any SEED. It checks behaviour: a helper the exercise forbids is not used (`_refers_to`, from
+tests/hidden/_common.py), the net is left in training mode with its parameters and running statistics untouched.
+tests/mutants/07_loss_landscape.py holds the wrong answers these tests must reject and the right ones they must
+accept.
+"""
 
 
 def exercise_1():
-    w = torch.tensor([[3.0, 4.0], [0.0, 2.0]])
-    d = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
-    expected = torch.tensor([[5.0, 0.0], [2**0.5, 2**0.5]])
-    assert torch.allclose(normalise_filters(d, w), expected, atol=1e-6)
-    assert torch.equal(normalise_filters(torch.ones(3), torch.ones(3)), torch.zeros(3))
+    assert not _refers_to(normalise_filters, filter_normalised_direction), (
+        "rescale the rows yourself: normalise_filters must not use filter_normalised_direction"
+    )
+    gen = torch.Generator().manual_seed(7071)
+    for rows, cols in ((6, 6), (5, 7), (3, 11), (4, 1)):  # a square matrix too: row and column norms must not mix
+        scales = torch.logspace(-2, 2, rows, dtype=torch.float64).unsqueeze(1)
+        w = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * scales
+        d = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * scales.flip(0)
+        expected = d / d.norm(dim=1, keepdim=True) * w.norm(dim=1, keepdim=True)
+        out = normalise_filters(d.clone(), w.clone())
+        assert isinstance(out, torch.Tensor) and out.shape == w.shape, (
+            f"for a {rows} x {cols} weight, expected a direction of shape {(rows, cols)}"
+        )
+        assert torch.allclose(out, expected, rtol=1e-12, atol=0), (
+            f"wrong direction for a {rows} x {cols} weight: each row of the direction must keep its own "
+            "direction and take the norm of the same row of the weight"
+        )
+    for n in (3, 64):
+        bias = torch.randn(n, generator=gen)
+        out = normalise_filters(torch.randn(n, generator=gen), bias)
+        assert isinstance(out, torch.Tensor) and out.shape == bias.shape and not out.any(), (
+            f"a 1-D parameter of size {n} must get a zero direction of the same shape"
+        )
 
 
 def exercise_2():
-    rays = torch.tensor([[0.0, 0.5, 1.0], [1.0, 0.0, 2.0], [0.0, 0.0, 0.0]])
-    # The share is a float32 mean: the sum of a few 0/1 values is exact, and the division rounds once, to
-    # within half an ulp (eps / 2 relative) of the exact fraction; 4 eps also allows another summation order.
-    # (2/3 itself is not a float32: 1e-9 failed the reference solution.)
-    tol = 4 * torch.finfo(torch.float32).eps
-    assert abs(share_rising(rays) - 2 / 3) < tol
-    assert abs(share_rising(rays, tol=2.0) - 1.0) < tol
+    assert not _refers_to(share_rising, monotone_share), (
+        "count the rays yourself: share_rising must not use monotone_share"
+    )
+    gen = torch.Generator().manual_seed(7072)
+    # steps that are multiples of 1/64, so that every difference and every comparison with tol is exact
+    start = torch.randint(0, 64, (40, 1), generator=gen).float() / 64
+    steps = torch.randint(-3, 12, (40, 10), generator=gen).float() / 64
+    steps[:5] = 0.0  # flat rays: no fall, and no rise either
+    rays = torch.cat([start, start + steps.cumsum(dim=1)], dim=1)
+    for tol in (0.0, 1 / 64, 2 / 64, 1e-3):
+        n_rising = sum(all(float(dv) >= -tol for dv in row[1:] - row[:-1]) for row in rays)
+        got = share_rising(rays.clone(), tol)
+        assert isinstance(got, float), "return a Python float (use .item())"
+        assert abs(got - n_rising / len(rays)) < 4 * torch.finfo(torch.float32).eps, (
+            f"wrong share for tol = {tol:g} on 40 rays of 11 radii (rays are rows): count the rays along which no "
+            "step from one radius to the next falls by more than tol (a fall of exactly tol is allowed)"
+        )
 
 
 def exercise_3():
-    net = NETS[DEPTHS[0], "plain"]
-    loss = loss_in_eval_mode(net)
-    assert net.training, "leave the net in training mode"
-    net.eval()
-    with torch.no_grad():
-        expected = F.cross_entropy(net(x_eval), y_eval).item()
-    net.train()
-    assert abs(loss - expected) < 1e-6
+    with torch.random.fork_rng():
+        torch.manual_seed(7073)
+        nets = [DeepMLP(5, residual=True), DeepMLP(7, residual=False)]
+    gen = torch.Generator().manual_seed(7073)
+    for net in nets:
+        with torch.no_grad():  # BatchNorm as training leaves it, far from its defaults
+            for m in net.modules():
+                if isinstance(m, nn.BatchNorm1d):
+                    m.weight.uniform_(0.5, 2.0, generator=gen)
+                    m.bias.uniform_(-1.0, 1.0, generator=gen)
+                    m.running_mean.uniform_(-2.0, 2.0, generator=gen)
+                    m.running_var.uniform_(0.2, 5.0, generator=gen)
+        net.train()
+        state = {k: v.clone() for k, v in net.state_dict().items()}
+        reference = copy.deepcopy(net).eval()
+        with torch.no_grad():
+            expected = F.cross_entropy(reference(x_eval), y_eval).item()
+        loss = loss_in_eval_mode(net)
+        assert all(m.training for m in net.modules()), "leave the net, and every module in it, in training mode"
+        assert all(torch.equal(v, state[k]) for k, v in net.state_dict().items()), (
+            "computing the loss must not change the net: no parameter and no running statistic may move "
+            "(a forward pass in training mode updates the running statistics)"
+        )
+        assert abs(float(loss) - expected) <= 1e-6 * expected, (
+            "wrong loss: the mean cross-entropy on x_eval, y_eval, with every BatchNorm normalising with its "
+            "running statistics (inference mode)"
+        )
