@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-from nbval_cache import pytest_addoption, pytest_runtest_makereport, pytest_runtest_teardown  # noqa: E402, F401
+from nbval_cache import pytest_addoption  # noqa: E402, F401  (--book-cache)
 from settings import NOTEBOOKS, ROOT, TEST_SEED, colab_url, headless, load_config  # noqa: E402, F401
 
 headless()  # kernels the tests start run headless: no bars, widgets' far corners checked
@@ -34,6 +34,14 @@ def run_alone(nb: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
     )
     client.execute()
     return nb
+
+
+def pytest_configure(config):
+    """The --book-cache hooks must see the notebooks' nbval items, which lie outside tests/ and so outside this
+    conftest's hooks: register them as a plugin of the whole session."""
+    import nbval_cache
+
+    config.pluginmanager.register(nbval_cache.RECORDER, "nbval_cache")
 
 
 def tags(cell) -> list:

@@ -182,16 +182,22 @@ def test_book_cache_keeps_what_ran_and_leaves_a_failure_to_the_build(tmp_path):
 
 
 def run_nbval_into_cache(tmp_path, *sources) -> tuple:
-    """Run a small notebook under nbval with `--book-cache` (tests/tools/nbval_cache.py) in a pytest of its own."""
+    """Run a small notebook under nbval with `--book-cache` in a pytest of its own, laid out as `make test` runs: the
+    project's tests/conftest.py in tests/, the notebook outside it, two workers."""
+    import shutil
     import subprocess
 
     nb = notebook("# A chapter", *sources)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path, cache = tmp_path / "09_tiny.ipynb", tmp_path / "cache"
+    path, cache = tmp_path / "notebooks" / "09_tiny.ipynb", tmp_path / "cache"
+    path.parent.mkdir()
     nbformat.write(nb, path)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nbval_cache", "--nbval-lax"]
+    (tmp_path / "tests").mkdir()
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
+    (tmp_path / "tests" / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope"]
     run = subprocess.run(
-        [*command, str(path), "--book-cache", str(cache)],
+        [*command, "--rootdir", str(tmp_path), "tests", str(path), "--nbval-lax", "--book-cache", str(cache)],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT / "tests" / "tools")},
         capture_output=True,

@@ -2,8 +2,9 @@
 
 nbval runs every cell of a notebook in one kernel. A notebook whose every cell passed is stored in the
 jupyter-cache at FOLDER with the outputs nbval saw and its widgets' state, exactly as tests/tools/book_cache.py
-stores a run of its own; `make book` after `make test` then executes nothing that `make test` ran. tests/conftest.py
-loads it; on its own: `pytest -p nbval_cache` with tests/tools on the path.
+stores a run of its own; `make book` after `make test` then executes nothing that `make test` ran. On its own:
+`pytest -p nbval_cache` with tests/tools on the path; tests/conftest.py adds the option and registers RECORDER,
+the two hooks, for the whole session (a conftest's own hooks would not see items outside tests/).
 """
 
 import copy
@@ -81,3 +82,13 @@ def pytest_runtest_teardown(item, nextitem):
         nb,
         sum(seconds for _, _, seconds in runs.values()),
     )
+
+
+class Recorder:
+    """The two hooks as one plugin object, which tests/conftest.py registers for the whole session."""
+
+    pytest_runtest_makereport = staticmethod(pytest_runtest_makereport)
+    pytest_runtest_teardown = staticmethod(pytest_runtest_teardown)
+
+
+RECORDER = Recorder()
