@@ -42,6 +42,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}  # a phone held upright (the theme's narrow layout)
 # jsDelivr serves npm packages file for file: /npm/<package>@<version>/<path>, where `mathjax@3` means the newest 3.x
 # (3.2.2: `npm view mathjax@3 version`).
 JSDELIVR = re.compile(
@@ -52,6 +53,17 @@ COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 UNSERVED = {
     COLAB_BADGE: "the Open-in-Colab badge image: Colab hosts it and no package registry has it",
 }
+# axe-core (pinned in tests/browser/package.json) checks every page, light and dark, against WCAG 2.1 A and AA and
+# axe's best practices; a serious or critical violation fails the page. axe's experimental rule
+# label-content-name-mismatch (a control's visible text must be part of its accessible name) is switched on on purpose:
+# it is what made the solution toggles say "Show solution".
+AXE = MIRROR / "axe-core" / "axe.min.js"
+AXE_OPTIONS = {
+    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+    "rules": {"label-content-name-mismatch": {"enabled": True}},
+}
+# Violations that come from the theme and that the book's own CSS and JS cannot fix yet, each with why.
+KNOWN_A11Y = {}
 # Console errors of the theme and Sphinx that the site cannot fix by itself yet, each with why; any other one fails.
 KNOWN_ERRORS = {
     # Sphinx 7.4.7 writes twice each inline script that an extension adds after the builder has started (its asset
@@ -120,13 +132,19 @@ def browser():
 
 @pytest.fixture(scope="module")
 def contexts(browser):
-    """A light and a dark reader: the theme reads the reader's choice from localStorage `mode`."""
-    light = browser.new_context(viewport=VIEWPORT)
-    dark = browser.new_context(viewport=VIEWPORT)
-    dark.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
-    yield {"light": light, "dark": dark}
-    light.close()
-    dark.close()
+    """A light and a dark reader on a laptop, and the same two on a phone: the theme reads the reader's choice from
+    localStorage `mode`."""
+    made = {
+        "light": browser.new_context(viewport=VIEWPORT),
+        "dark": browser.new_context(viewport=VIEWPORT),
+        "phone": browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True),
+        "phone-dark": browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True),
+    }
+    for theme in ("dark", "phone-dark"):
+        made[theme].add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+    yield made
+    for context in made.values():
+        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -266,6 +284,49 @@ def test_dark_mode_and_readable_figures(open_page, path):
     )
     dim = [src for src, rgba in corners if min(rgba[:3]) < 250 or rgba[3] != 255]
     assert not dim, f"figures whose top-left pixel is not opaque white, unreadable on the dark page: {dim}"
+
+
+@pytest.mark.parametrize("theme", ["phone", "phone-dark"])
+@pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
+def test_phone_screenshot_and_no_sideways_scrolling(open_page, path, theme):
+    """At 390 px the page fits the screen: only code, tables and wide equations scroll, inside their own boxes.
+    Screenshots in _build/screenshots/phone (and phone/dark)."""
+    page = open_page(path, theme).page
+    folder = SCREENSHOTS / "phone" / ("dark" if theme == "phone-dark" else "")
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=folder / f"{page_name(path)}.png", full_page=True)
+    overflow = page.evaluate(
+        """() => {
+        const width = document.documentElement.clientWidth;
+        const wide = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > width + 1
+            && getComputedStyle(e).position !== 'fixed' && !e.closest('.bd-sidebar-primary, .bd-sidebar-secondary'));
+        const outermost = wide.filter(e => !wide.includes(e.parentElement));
+        return {scroll: document.documentElement.scrollWidth - width,
+                wide: outermost.slice(0, 5).map(e => e.tagName.toLowerCase() + '.' + [...e.classList].join('.'))};
+    }"""
+    )
+    assert overflow["scroll"] <= 1, (
+        f"the page scrolls sideways by {overflow['scroll']} px at 390 px: {overflow['wide']}"
+    )
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
+def test_accessibility_with_axe(open_page, path, theme):
+    """No serious or critical axe-core violation (WCAG 2.1 A and AA, best practices), except KNOWN_A11Y."""
+    page = open_page(path, theme).page
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    violations = page.evaluate(
+        """async options => (await axe.run(document, options)).violations.map(v => ({
+            id: v.id, impact: v.impact, count: v.nodes.length,
+            where: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').split('\\n')[1])}))""",
+        AXE_OPTIONS,
+    )
+    serious = [v for v in violations if v["impact"] in ("serious", "critical") and v["id"] not in KNOWN_A11Y]
+    assert not serious, "accessibility violations:\n" + "\n".join(
+        f"{v['id']} ({v['impact']}, {v['count']} elements): {v['where']}" for v in serious
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))

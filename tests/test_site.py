@@ -127,3 +127,23 @@ def test_hidden_tests_stay_out_of_the_site(site):
     assert len(pages) > len(NOTEBOOKS), "the built site has fewer pages than chapters"
     for page in pages:
         assert "def exercise_1():" not in page.read_text(errors="ignore"), f"{page} contains hidden tests"
+
+
+def test_citations_link_to_stable_key_based_anchors_with_author_year_labels(site):
+    """Every link into the bibliography lands on an entry whose anchor is its BibTeX key (stable when other citations
+    change), and each entry's label reads as the text cites it, with a and b for the same authors and year."""
+    bibliography = (site / "book" / "bibliography.html").read_text(encoding="utf-8")
+    entries = dict(
+        re.findall(
+            r'<div class="citation" id="cite-([^"]+)"[^>]*>\s*<span class="label">(.*?)</span>\s*<p', bibliography, re.S
+        )
+    )
+    labels = {key: re.sub(r"<[^>]+>|\[|\]", "", label).strip() for key, label in entries.items()}
+    assert labels["he2016deep"] == "He et al., 2016a" and labels["he2016identity"] == "He et al., 2016b", labels
+    assert len(set(labels.values())) == len(labels), "two entries share a label"
+    linked = set()
+    for page in site.rglob("*.html"):
+        linked |= set(re.findall(r'href="[^"]*bibliography\.html#([^"]+)"', page.read_text(encoding="utf-8")))
+    assert linked, "no page links into the bibliography"
+    missing = {anchor for anchor in linked if anchor.removeprefix("cite-") not in entries}
+    assert not missing, f"citation links to anchors the bibliography does not have: {sorted(missing)}"
