@@ -1,13 +1,13 @@
 """Mutation tests for the hidden tests: answers that must lose the mark, and correct alternatives that must get it.
 
 `tests/mutants/NN_topic.py` is a series of mutants, each a `# %% exercise N, mark M: what it is` line and the code
-below it, which replaces the exercise's solution (it defines the same names); M is the mark it must get. A hidden test that gives a wrong answer the mark, or a correct
-alternative none, is a failing test: tests/test_notebooks_run.py grades every mutant of a chapter at the end of the
-chapter's graded run, in the same kernel (no notebook runs again), and restores the reference solution after each
-exercise's mutants.
+below it, which replaces the exercise's solution (it defines the same names); M is the mark it must get. A hidden
+test that gives a wrong answer the mark, or a correct alternative none, is a failing test:
+tests/test_notebooks_run.py grades every mutant of a chapter at the end of the chapter's graded run, in the same
+kernel (no notebook runs again), and restores the reference solution after each exercise's mutants.
 
 Usage, for authors writing mutants: python tests/tools/mutants.py NN_topic   (runs the instructor notebook once,
-then every mutant, and prints a table; exit status 1 if any mutant got the wrong mark)
+then every mutant, and prints each wrong mark; exit status 1 if there is one)
 """
 
 import re
@@ -96,4 +96,6 @@ def main(chapter: str) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python tests/tools/mutants.py NN_topic   (for example 02_identity_and_zero_init)")
     sys.exit(main(sys.argv[1]))
