@@ -41,6 +41,8 @@ def test_book_build_fails_on_a_failing_assert(tmp_path):
     """Build a one-page book with the project's own _config.yml; a failing cell must fail the build."""
     (tmp_path / "book").mkdir()
     shutil.copy(ROOT / "book" / "references.bib", tmp_path / "book" / "references.bib")
+    for folder in ("_ext", "_static"):  # the local Sphinx extension, the CSS and the JS that _config.yml names
+        shutil.copytree(ROOT / "book" / folder, tmp_path / "book" / folder)
     shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
     write_failing_notebook(tmp_path / "broken.ipynb")
     (tmp_path / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": "broken"}))
