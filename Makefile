@@ -127,7 +127,8 @@ sync: venv
 	$(PY) tests/tools/sync.py
 	$(PY) tests/tools/student.py
 
-# Student versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
+# Colab copies (the chapters' markdown in plain CommonMark) in notebooks/colab/, and from them the student
+# versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
 student: venv
 	$(PY) tests/tools/student.py $(NB)
 

@@ -42,7 +42,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 VIEWPORT = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}  # a phone held upright (the theme's narrow layout)
+# a phone held upright (the theme's narrow layout)
+PHONE = {"width": 390, "height": 844}
 # jsDelivr serves npm packages file for file: /npm/<package>@<version>/<path>, where `mathjax@3` means the newest 3.x
 # (3.2.2: `npm view mathjax@3 version`).
 JSDELIVR = re.compile(
@@ -59,7 +60,10 @@ UNSERVED = {
 # it is what made the solution toggles say "Show solution".
 AXE = MIRROR / "axe-core" / "axe.min.js"
 AXE_OPTIONS = {
-    "runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]},
+    "runOnly": {
+        "type": "tag",
+        "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"],
+    },
     "rules": {"label-content-name-mismatch": {"enabled": True}},
 }
 # Violations that come from the theme and that the book's own CSS and JS cannot fix yet, each with why.
@@ -72,7 +76,8 @@ KNOWN_ERRORS = {
 }
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = ".cell_output .jupyter-widgets"
-SETTLE_MS = 10_000  # the longest a page may take to render its widgets from their saved state
+# the longest a page may take to render its widgets from their saved state
+SETTLE_MS = 10_000
 SEARCH_TERM = "shortcut"  # a glossary term
 
 
@@ -115,7 +120,9 @@ def site_url():
     """_build/html on a free port of 127.0.0.1."""
     if not (HTML / "index.html").exists():
         pytest.fail("no built site in _build/html: run `make book`")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(HTML)))
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(HTML))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
@@ -125,7 +132,9 @@ def site_url():
 @pytest.fixture(scope="module")
 def browser():
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
         yield chromium
         chromium.close()
 
@@ -138,10 +147,14 @@ def contexts(browser):
         "light": browser.new_context(viewport=VIEWPORT),
         "dark": browser.new_context(viewport=VIEWPORT),
         "phone": browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True),
-        "phone-dark": browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True),
+        "phone-dark": browser.new_context(
+            viewport=PHONE, is_mobile=True, has_touch=True
+        ),
     }
     for theme in ("dark", "phone-dark"):
-        made[theme].add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+        made[theme].add_init_script(
+            "localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');"
+        )
     yield made
     for context in made.values():
         context.close()
@@ -151,7 +164,9 @@ def contexts(browser):
 def open_page(site_url, contexts):
     """open_page(path, theme) visits a page once, keeps its tab for every later check, and brings it to the front
     (Chromium throttles a background tab's animation frames, which Playwright's clicks wait for)."""
-    visited = functools.cache(lambda path, theme: visit(contexts[theme], site_url, path))
+    visited = functools.cache(
+        lambda path, theme: visit(contexts[theme], site_url, path)
+    )
 
     def open_(path: str, theme: str = "light") -> Visit:
         seen = visited(path, theme)
@@ -165,13 +180,22 @@ def mirror_file(url: str) -> Path:
     """The npm mirror's copy of a CDN file; LookupError says why there is none."""
     match = JSDELIVR.fullmatch(url)
     if not match:
-        raise LookupError("not a jsDelivr npm address, so no registry package is the same file")
+        raise LookupError(
+            "not a jsDelivr npm address, so no registry package is the same file"
+        )
     package = MIRROR / match["package"]
     if not (package / "package.json").exists():
-        raise LookupError(f"{match['package']} is not in the mirror (tests/browser/package.json; `make browser`)")
-    installed, wanted = json.loads((package / "package.json").read_text())["version"], match["version"]
+        raise LookupError(
+            f"{match['package']} is not in the mirror (tests/browser/package.json; `make browser`)"
+        )
+    installed, wanted = (
+        json.loads((package / "package.json").read_text())["version"],
+        match["version"],
+    )
     if not (installed == wanted or installed.startswith(f"{wanted}.")):
-        raise LookupError(f"the page asks for {match['package']}@{wanted}, the mirror has {installed}")
+        raise LookupError(
+            f"the page asks for {match['package']}@{wanted}, the mirror has {installed}"
+        )
     file = (package / match["path"]).resolve()
     if not (file.is_relative_to(package.resolve()) and file.is_file()):
         raise LookupError(f"{match['package']}@{installed} has no {match['path']}")
@@ -183,10 +207,15 @@ def serve_external(route, unserved: list):
     try:
         file = mirror_file(route.request.url)
     except LookupError as why:
-        unserved.append(route.request.url if route.request.url in UNSERVED else f"{route.request.url} ({why})")
+        unserved.append(
+            route.request.url
+            if route.request.url in UNSERVED
+            else f"{route.request.url} ({why})"
+        )
         route.abort()
         return
-    route.fulfill(path=file, headers={"access-control-allow-origin": "*"})  # the CDNs allow any origin
+    # the CDNs allow any origin
+    route.fulfill(path=file, headers={"access-control-allow-origin": "*"})
 
 
 def visit(context, site: str, path: str) -> Visit:
@@ -195,7 +224,10 @@ def visit(context, site: str, path: str) -> Visit:
     seen = Visit(page)
     page.on("console", lambda message: record_console_error(message, seen.errors))
     page.on("pageerror", lambda error: seen.errors.append(f"uncaught: {error}"))
-    page.route(lambda url: not url.startswith(site), lambda route: serve_external(route, seen.unserved))
+    page.route(
+        lambda url: not url.startswith(site),
+        lambda route: serve_external(route, seen.unserved),
+    )
     page.goto(site + path, wait_until="networkidle")
     if page.locator(f'script[type="{WIDGET_STATE}"]').count():
         try:
@@ -212,7 +244,11 @@ def record_console_error(message, errors: list):
     """Console errors, less the failed load of an image UNSERVED lets go (Chromium logs each refused request)."""
     url = message.location.get("url")
     if message.type == "error" and url not in UNSERVED:
-        errors.append(f"{message.text}: {url}" if message.text.startswith("Failed to load resource") else message.text)
+        errors.append(
+            f"{message.text}: {url}"
+            if message.text.startswith("Failed to load resource")
+            else message.text
+        )
 
 
 def notebook(chapter: str) -> nbformat.NotebookNode:
@@ -221,7 +257,11 @@ def notebook(chapter: str) -> nbformat.NotebookNode:
 
 def shown_cells(nb) -> list:
     """The code cells whose output the book shows."""
-    return [c for c in nb.cells if c.cell_type == "code" and not {"remove-output", "remove-cell"} & set(tags(c))]
+    return [
+        c
+        for c in nb.cells
+        if c.cell_type == "code" and not {"remove-output", "remove-cell"} & set(tags(c))
+    ]
 
 
 @pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
@@ -259,11 +299,16 @@ def test_light_screenshot(open_page, path):
     shot.unlink(missing_ok=True)
     open_page(path).page.screenshot(path=shot, full_page=True)
     png = shot.read_bytes()
-    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # the IHDR chunk
+    width, height = (
+        int.from_bytes(png[16:20], "big"),
+        int.from_bytes(png[20:24], "big"),
+    )  # the IHDR chunk
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and width == VIEWPORT["width"], (
         f"{shot} is not a {VIEWPORT['width']} px screenshot"
     )
-    assert height >= VIEWPORT["height"] // 2, f"{shot} is {height} px tall: the page rendered (almost) nothing"
+    assert height >= VIEWPORT["height"] // 2, (
+        f"{shot} is {height} px tall: the page rendered (almost) nothing"
+    )
 
 
 @pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
@@ -272,7 +317,9 @@ def test_dark_mode_and_readable_figures(open_page, path):
     seen = open_page(path, "dark")
     assert seen.page.evaluate("document.documentElement.dataset.theme") == "dark"
     (SCREENSHOTS / "dark").mkdir(parents=True, exist_ok=True)
-    seen.page.screenshot(path=SCREENSHOTS / "dark" / f"{page_name(path)}.png", full_page=True)
+    seen.page.screenshot(
+        path=SCREENSHOTS / "dark" / f"{page_name(path)}.png", full_page=True
+    )
     corners = seen.page.eval_on_selector_all(
         ".cell_output img[src$='.png']",
         """images => images.map(i => {
@@ -283,7 +330,9 @@ def test_dark_mode_and_readable_figures(open_page, path):
     })""",
     )
     dim = [src for src, rgba in corners if min(rgba[:3]) < 250 or rgba[3] != 255]
-    assert not dim, f"figures whose top-left pixel is not opaque white, unreadable on the dark page: {dim}"
+    assert not dim, (
+        f"figures whose top-left pixel is not opaque white, unreadable on the dark page: {dim}"
+    )
 
 
 @pytest.mark.parametrize("theme", ["phone", "phone-dark"])
@@ -323,54 +372,99 @@ def test_accessibility_with_axe(open_page, path, theme):
             where: v.nodes.slice(0, 3).map(n => n.target.join(' ') + ': ' + (n.failureSummary || '').split('\\n')[1])}))""",
         AXE_OPTIONS,
     )
-    serious = [v for v in violations if v["impact"] in ("serious", "critical") and v["id"] not in KNOWN_A11Y]
+    serious = [
+        v
+        for v in violations
+        if v["impact"] in ("serious", "critical") and v["id"] not in KNOWN_A11Y
+    ]
     assert not serious, "accessibility violations:\n" + "\n".join(
-        f"{v['id']} ({v['impact']}, {v['count']} elements): {v['where']}" for v in serious
+        f"{v['id']} ({v['impact']}, {v['count']} elements): {v['where']}"
+        for v in serious
     )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
 def test_every_notebook_figure_is_on_the_page(open_page, chapter):
     figures = sum(
-        "image/png" in output.get("data", {}) for cell in shown_cells(notebook(chapter)) for output in cell.outputs
+        "image/png" in output.get("data", {})
+        for cell in shown_cells(notebook(chapter))
+        for output in cell.outputs
     )
     shown = open_page(f"{chapter}.html").page.locator(".cell_output img").count()
-    assert shown >= figures, f"the notebook has {figures} figures in shown outputs, the page {shown}"
+    assert shown >= figures, (
+        f"the notebook has {figures} figures in shown outputs, the page {shown}"
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
 def test_colab_and_download_buttons(open_page, chapter):
     page = open_page(f"{chapter}.html").page
-    expected = colab_url(f"{Path(chapter).name}.ipynb")
-    launch = page.eval_on_selector_all(".dropdown-launch-buttons a[href*='colab']", "links => links.map(a => a.href)")
-    badge = page.eval_on_selector_all(f"a:has(img[src='{COLAB_BADGE}'])", "links => links.map(a => a.href)")
+    expected = colab_url(f"colab/{Path(chapter).name}.ipynb")
+    launch = page.eval_on_selector_all(
+        ".dropdown-launch-buttons a[href*='colab']", "links => links.map(a => a.href)"
+    )
+    badge = page.eval_on_selector_all(
+        f"a:has(img[src='{COLAB_BADGE}'])", "links => links.map(a => a.href)"
+    )
     assert launch == [expected], "the header's Launch-on-Colab button"
     student = colab_url(f"student/{Path(chapter).name}.ipynb")
     assert badge == [expected, student], (
-        "the title cell's badge opens the chapter, the Exercises badge its student copy"
+        "the title cell's badge opens the chapter's Colab copy, the Exercises badge its student copy"
     )
     download = page.get_attribute(".btn-download-source-button", "href")
     assert download.endswith(f"{Path(chapter).name}.ipynb"), download
     response = page.request.get(page.url.rsplit("/", 1)[0] + "/" + download)
     assert response.status == 200, download
     nbformat.validate(nbformat.reads(response.text(), as_version=4))
+    assert "{cite" not in response.text(), (
+        "the download is the CommonMark copy, not the MyST source"
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
 def test_widgets_render_from_saved_state(open_page, chapter):
     """A chapter saved with widget state shows its widgets, static; one without has none to show."""
     seen = open_page(f"{chapter}.html")
-    saved = bool(notebook(chapter).metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state"))
-    assert seen.page.locator(f'script[type="{WIDGET_STATE}"]').count() == saved, "the page carries the notebook's state"
+    saved = bool(
+        notebook(chapter).metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state")
+    )
+    assert seen.page.locator(f'script[type="{WIDGET_STATE}"]').count() == saved, (
+        "the page carries the notebook's state"
+    )
     if saved:
-        assert seen.widgets > 0, f"no {WIDGET_VIEW} rendered from the saved state within {SETTLE_MS} ms"
+        assert seen.widgets > 0, (
+            f"no {WIDGET_VIEW} rendered from the saved state within {SETTLE_MS} ms"
+        )
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_code_fits_its_box_at_laptop_width(open_page, chapter):
+    """At 1,280 px no line of a chapter's code, collapsed cells included, scrolls its box sideways."""
+    wide = open_page(f"{chapter}.html").page.evaluate(
+        """() => {
+        const closed = [...document.querySelectorAll('details:not([open])')];
+        closed.forEach(d => d.open = true);
+        const wide = [...document.querySelectorAll('.cell_input pre')]
+            .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+            .map(pre => pre.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a));
+        closed.forEach(d => d.open = false);
+        return wide;
+    }"""
+    )
+    assert not wide, (
+        f"code boxes that scroll sideways at 1,280 px, longest line of each: {wide}"
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
 def test_solutions_are_collapsed_until_clicked(open_page, chapter):
     hidden = sum("hide-input" in tags(cell) for cell in shown_cells(notebook(chapter)))
-    dropdowns = open_page(f"{chapter}.html").page.locator(".cell.tag_hide-input > details")
-    assert hidden > 0 and dropdowns.count() == hidden, "one dropdown per hide-input cell"
+    dropdowns = open_page(f"{chapter}.html").page.locator(
+        ".cell.tag_hide-input > details"
+    )
+    assert hidden > 0 and dropdowns.count() == hidden, (
+        "one dropdown per hide-input cell"
+    )
     for dropdown in dropdowns.all():
         source = dropdown.locator(".cell_input")
         assert not dropdown.evaluate("details => details.open")
@@ -383,21 +477,41 @@ def test_solutions_are_collapsed_until_clicked(open_page, chapter):
 
 @pytest.fixture(scope="module")
 def bibliography_ids(open_page):
-    return set(open_page("book/bibliography.html").page.eval_on_selector_all("[id]", "es => es.map(e => e.id)"))
+    return set(
+        open_page("book/bibliography.html").page.eval_on_selector_all(
+            "[id]", "es => es.map(e => e.id)"
+        )
+    )
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
-def test_citations_link_to_bibliography_entries(open_page, site_url, bibliography_ids, chapter):
-    links = open_page(f"{chapter}.html").page.eval_on_selector_all(".bibtex-citation a", "as => as.map(a => a.href)")
+def test_citations_link_to_bibliography_entries(
+    open_page, site_url, bibliography_ids, chapter
+):
+    links = open_page(f"{chapter}.html").page.eval_on_selector_all(
+        ".bibtex-citation a", "as => as.map(a => a.href)"
+    )
     assert links, "the chapter cites its sources"
     bibliography = f"{site_url}book/bibliography.html#"
     elsewhere = [link for link in links if not link.startswith(bibliography)]
-    assert not elsewhere, f"citations that do not link to the bibliography page: {elsewhere}"
-    missing = [link for link in links if link.removeprefix(bibliography) not in bibliography_ids]
+    assert not elsewhere, (
+        f"citations that do not link to the bibliography page: {elsewhere}"
+    )
+    missing = [
+        link
+        for link in links
+        if link.removeprefix(bibliography) not in bibliography_ids
+    ]
     assert not missing, f"citations of entries the bibliography page lacks: {missing}"
 
 
 def test_search_finds_the_glossary(open_page):
     seen = open_page(f"search.html?q={SEARCH_TERM}")
-    expect(seen.page.locator("#search-results ul.search li a[href*='book/glossary.html']").first).to_be_attached()
-    assert not [error for error in seen.errors if error not in KNOWN_ERRORS], seen.errors
+    expect(
+        seen.page.locator(
+            "#search-results ul.search li a[href*='book/glossary.html']"
+        ).first
+    ).to_be_attached()
+    assert not [error for error in seen.errors if error not in KNOWN_ERRORS], (
+        seen.errors
+    )

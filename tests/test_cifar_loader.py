@@ -50,13 +50,20 @@ def write_batches(folder):
 def test_reads_pickle_batches(loader, tmp_path):
     batches = write_batches(tmp_path / loader["CIFAR_FOLDER"])
     (x_train, y_train), (x_test, y_test) = loader["load_cifar10"](tmp_path)
-    assert tuple(x_train.shape) == (5 * N_PER_BATCH, 3, 32, 32) and tuple(x_test.shape) == (N_PER_BATCH, 3, 32, 32)
+    assert tuple(x_train.shape) == (5 * N_PER_BATCH, 3, 32, 32) and tuple(
+        x_test.shape
+    ) == (N_PER_BATCH, 3, 32, 32)
     assert str(x_train.dtype) == "torch.uint8" and str(y_train.dtype) == "torch.int64"
     # CIFAR stores each image as 1024 red, then 1024 green, then 1024 blue values, row by row.
     first = batches["data_batch_1"][b"data"][0]
     assert np.array_equal(x_train[0].numpy(), first.reshape(3, 32, 32))
-    assert x_train[0, 1, 0, 0].item() == first[1024] and x_train[0, 0, 0, 1].item() == first[1]
-    assert y_train.tolist() == sum((batches[f"data_batch_{k}"][b"labels"] for k in range(1, 6)), [])
+    assert (
+        x_train[0, 1, 0, 0].item() == first[1024]
+        and x_train[0, 0, 0, 1].item() == first[1]
+    )
+    assert y_train.tolist() == sum(
+        (batches[f"data_batch_{k}"][b"labels"] for k in range(1, 6)), []
+    )
     assert y_test.tolist() == batches["test_batch"][b"labels"]
 
 
@@ -81,16 +88,25 @@ def test_downloads_checks_and_unpacks(loader, tmp_path, monkeypatch):
     data = make_archive(tmp_path)
     loader["CIFAR_MD5"] = hashlib.md5(data).hexdigest()
     urls = []
-    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: urls.append(url) or FakeResponse(data))
+    monkeypatch.setattr(
+        urllib.request,
+        "urlopen",
+        lambda url, timeout=None: urls.append(url) or FakeResponse(data),
+    )
     (x_train, _), (x_test, _) = loader["load_cifar10"](tmp_path / "data")
     assert urls == [loader["CIFAR_URL"]]
     assert len(x_train) == 5 * N_PER_BATCH and len(x_test) == N_PER_BATCH
-    loader["load_cifar10"](tmp_path / "data")  # a second call reads the unpacked files and downloads nothing
+    # a second call reads the unpacked files and downloads nothing
+    loader["load_cifar10"](tmp_path / "data")
     assert len(urls) == 1
 
 
 def test_bad_checksum_is_a_sentence(loader, tmp_path, monkeypatch):
-    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: FakeResponse(make_archive(tmp_path)))
+    monkeypatch.setattr(
+        urllib.request,
+        "urlopen",
+        lambda url, timeout=None: FakeResponse(make_archive(tmp_path)),
+    )
     with pytest.raises(SystemExit, match="MD5"):
         loader["load_cifar10"](tmp_path / "data")
     assert not (tmp_path / "data" / "cifar-10-python.tar.gz").exists()
@@ -104,10 +120,16 @@ def test_no_network_is_a_sentence(loader, tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as excinfo:
         loader["load_cifar10"](tmp_path / "data")
     message = str(excinfo.value)
-    assert "could not be downloaded" in message and loader["CIFAR_URL"] in message and "\n" not in message
+    assert (
+        "could not be downloaded" in message
+        and loader["CIFAR_URL"] in message
+        and "\n" not in message
+    )
     assert not list((tmp_path / "data").glob("*.part"))
 
 
 def test_published_checksum(loader):
     assert loader["CIFAR_MD5"] == "c58f30108f718f92721af3b95e74349a"
-    assert loader["CIFAR_URL"] == "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+    assert (
+        loader["CIFAR_URL"] == "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+    )

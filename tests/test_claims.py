@@ -32,7 +32,9 @@ NOT_PROSE = [
     re.compile(r"\]\([^)\s]*\)"),  # link targets
     re.compile(r"<!--.*?-->", re.S),  # comments
     re.compile(r"https?://\S+"),  # bare addresses
-    re.compile(r"^\s*(#+\s*(\d+(\.\d+)*\.?)?|\d+\.\s)", re.M),  # heading and list numbers
+    re.compile(
+        r"^\s*(#+\s*(\d+(\.\d+)*\.?)?|\d+\.\s)", re.M
+    ),  # heading and list numbers
     re.compile(r"\*\*Time to run:\*\*[^\n]*"),  # written by `make bench`
 ]
 ALLOWED_FORMS = [
@@ -46,13 +48,19 @@ ALLOWED_FORMS = [
     re.compile(r"\b\d+\s*[×x]\s*\d+\b(?!\s*%)"),  # shapes: 3×3, 32×32
     re.compile(r"\b\d+(st|nd|rd|th)\b"),  # ordinals
     re.compile(r"\b[A-Z]+\d+\b"),  # names such as MNIST1D, L2
-    re.compile(r"\b\d[\d,]*\s+(training |test |held-out |handwritten )*(images|digits|pixels|classes)\b"),  # the data
+    re.compile(
+        r"\b\d[\d,]*\s+(training |test |held-out |handwritten )*(images|digits|pixels|classes)\b"
+    ),  # the data
     re.compile(r"\b\d+-core\b"),  # the machine
 ]
-NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE][−-]?\d+)?(?![\w])")
+NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE][−-]?\d+)?(?![\w])"
+)
 RESULT_SHAPED = re.compile(r"^\s*(%|pp\b|percent|×|times\b|-fold|fold\b|x\b)")
 RUN_LABEL = re.compile(r"\bin\s+the\s+runs?\s+shown\b", re.I)
-SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=[A-Z*(\[\"“])|\n\s*[-*]\s+|\n\s*\n|\n(?=\|)")
+SENTENCE_END = re.compile(
+    r"(?<=[.!?:])\s+(?=[A-Z*(\[\"“])|\n\s*[-*]\s+|\n\s*\n|\n(?=\|)"
+)
 
 
 def _parse(value: str) -> float:
@@ -61,7 +69,10 @@ def _parse(value: str) -> float:
 
 # --- what the code backs ----------------------------------------------------------------------------------
 def _tree(source: str) -> ast.AST | None:
-    lines = ["pass" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    lines = [
+        "pass" if line.lstrip().startswith(("%", "!")) else line
+        for line in source.splitlines()
+    ]
     try:
         return ast.parse("\n".join(lines))
     except SyntaxError:
@@ -72,11 +83,18 @@ def _constants(node: ast.AST) -> set:
     """Numeric literals under `node`, with signs and simple arithmetic (1e-3, 2 / 3, 10 ** -9) folded."""
     found = set()
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, (int, float)) and not isinstance(sub.value, bool):
+        if (
+            isinstance(sub, ast.Constant)
+            and isinstance(sub.value, (int, float))
+            and not isinstance(sub.value, bool)
+        ):
             found.add(float(sub.value))
         elif isinstance(sub, (ast.BinOp, ast.UnaryOp)):
             try:
-                value = eval(compile(ast.Expression(sub), "<const>", "eval"), {"__builtins__": {}})
+                value = eval(
+                    compile(ast.Expression(sub), "<const>", "eval"),
+                    {"__builtins__": {}},
+                )
                 if isinstance(value, (int, float)):
                     found.add(float(value))
             except Exception:
@@ -93,13 +111,21 @@ def backed_numbers(code_sources: list) -> tuple[set, set]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assert):
                 thresholds |= _constants(node.test)
-                asserted_names |= {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                asserted_names |= {
+                    n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)
+                }
+            elif (
+                isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+            ):
+                targets = (
+                    node.targets if isinstance(node, ast.Assign) else [node.target]
+                )
                 for target in targets:
                     for name in ast.walk(target):
                         if isinstance(name, ast.Name):
-                            assigned.setdefault(name.id, set()).update(_constants(node.value))
+                            assigned.setdefault(name.id, set()).update(
+                                _constants(node.value)
+                            )
     for name in asserted_names:
         thresholds |= assigned.get(name, set())
     return thresholds, literals
@@ -108,7 +134,9 @@ def backed_numbers(code_sources: list) -> tuple[set, set]:
 # --- the check ---------------------------------------------------------------------------------------------
 def _matches(value: float, percent: bool, backed: set) -> bool:
     candidates = {value, value / 100} if percent else {value}
-    return any(abs(c - b) <= 1e-9 * max(1.0, abs(c)) for c in candidates for b in backed)
+    return any(
+        abs(c - b) <= 1e-9 * max(1.0, abs(c)) for c in candidates for b in backed
+    )
 
 
 def unsupported(markdown: list, code_sources: list) -> list:
@@ -130,7 +158,9 @@ def unsupported(markdown: list, code_sources: list) -> list:
                     continue
                 if not result_shaped and _matches(value, False, literals):
                     continue  # a setting written in the code
-                problems.append(f"{m.group(0)}{after[:3].rstrip()} «{' '.join(sentence.split())[:160]}»")
+                problems.append(
+                    f"{m.group(0)}{after[:3].rstrip()} «{' '.join(sentence.split())[:160]}»"
+                )
     return problems
 
 
@@ -146,7 +176,8 @@ def intro_parts() -> tuple[list, list]:
     text = INTRO.read_text().split("---", 2)[2]  # past the front matter
     cells = re.split(r"```\{code-cell\}[^\n]*\n(.*?)```", text, flags=re.S)
     markdown = cells[0::2]
-    code = [re.sub(r"\A---\n.*?\n---\n", "", c, flags=re.S) for c in cells[1::2]]  # past each cell's options
+    # past each cell's options
+    code = [re.sub(r"\A---\n.*?\n---\n", "", c, flags=re.S) for c in cells[1::2]]
     # The map's last column is written by `make bench`: not a claim of the prose.
     markdown = [re.sub(r"^\| \[.*\| \d+ s \|$", "", m, flags=re.M) for m in markdown]
     return markdown, code

@@ -2,14 +2,18 @@
 
 import ast
 import re
+import tomllib
 
 import yaml
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
 
-PALETTE_LINE = (
-    'COLORS = {"plain": "#D55E00", "residual": "#0072B2", "pre-LN": "#009E73", "post-LN": "#E69F00"}  # Okabe–Ito'
-)
+PALETTE = {
+    "plain": "#D55E00",
+    "residual": "#0072B2",
+    "pre-LN": "#009E73",
+    "post-LN": "#E69F00",
+}  # Okabe–Ito
 SEEDING_CALLS = {"manual_seed", "seed", "default_rng", "Generator"}
 
 
@@ -19,30 +23,59 @@ def code_cells(nb):
 
 def test_title_cell_has_title_badge_overview_and_time(notebook_path):
     first = read_notebook(notebook_path).cells[0]
-    assert first.cell_type == "markdown" and first.source.startswith("# "), "the first cell must be a markdown title"
-    assert f"]({colab_url(notebook_path.name)})" in first.source, (
-        "the Colab badge must point to this notebook (run `make badges`)"
+    assert first.cell_type == "markdown" and first.source.startswith("# "), (
+        "the first cell must be a markdown title"
+    )
+    assert f"]({colab_url('colab/' + notebook_path.name)})" in first.source, (
+        "the Colab badge must point to this notebook's Colab copy (run `make badges`)"
     )
     assert "colab-badge.svg" in first.source
-    assert re.search(r"\*\*Time to run:\*\* about \d+ s", first.source), "state the time to run"
+    assert re.search(r"\*\*Time to run:\*\* about \d+ s", first.source), (
+        "state the time to run"
+    )
     assert "**Prerequisites:**" in first.source
-    assert len(first.source.split()) > 80, "the first cell needs a one-paragraph overview"
+    assert len(first.source.split()) > 80, (
+        "the first cell needs a one-paragraph overview"
+    )
 
 
 def test_setup_cell_installs_only_what_is_missing(notebook_path):
     setup = code_cells(read_notebook(notebook_path))[0].source
-    assert "find_spec" in setup, "the setup cell must check for each package before installing it"
-    pip_lines = [i for i, line in enumerate(setup.splitlines()) if "pip" in line and "install" in line]
-    spec_line = next(i for i, line in enumerate(setup.splitlines()) if "find_spec" in line)
-    assert all(i > spec_line for i in pip_lines), "install only after checking what is missing"
+    assert "find_spec" in setup, (
+        "the setup cell must check for each package before installing it"
+    )
+    pip_lines = [
+        i
+        for i, line in enumerate(setup.splitlines())
+        if "pip" in line and "install" in line
+    ]
+    spec_line = next(
+        i for i, line in enumerate(setup.splitlines()) if "find_spec" in line
+    )
+    assert all(i > spec_line for i in pip_lines), (
+        "install only after checking what is missing"
+    )
     assert not re.search(r"^\s*[!%]pip", setup, re.M), "no unconditional !pip / %pip"
-    assert PALETTE_LINE in setup, "copy the book's palette line verbatim"
+    palettes = [
+        ast.literal_eval(node.value)
+        for node in ast.parse(setup).body
+        if isinstance(node, ast.Assign)
+        and any(getattr(t, "id", None) == "COLORS" for t in node.targets)
+    ]
+    assert palettes == [PALETTE], (
+        "the setup cell defines COLORS as the book's palette, colour for colour"
+    )
 
 
 def test_parameters_cell_defines_seed_and_full(notebook_path):
     cells = [c for c in read_notebook(notebook_path).cells if "parameters" in tags(c)]
     assert len(cells) == 1, "exactly one cell is tagged `parameters`"
-    assigned = {t.id for node in ast.parse(cells[0].source).body if isinstance(node, ast.Assign) for t in node.targets}
+    assigned = {
+        t.id
+        for node in ast.parse(cells[0].source).body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+    }
     assert {"SEED", "FULL"} <= assigned
 
 
@@ -51,24 +84,92 @@ def test_randomness_is_seeded_from_parameters(notebook_path):
     for cell in code_cells(read_notebook(notebook_path)):
         if "parameters" in tags(cell):
             continue
-        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        source = "\n".join(
+            line
+            for line in cell.source.splitlines()
+            if not line.lstrip().startswith(("%", "!"))
+        )
         for node in ast.walk(ast.parse(source)):
             if (
                 isinstance(node, ast.Call)
-                and getattr(node.func, "attr", getattr(node.func, "id", None)) in SEEDING_CALLS
+                and getattr(node.func, "attr", getattr(node.func, "id", None))
+                in SEEDING_CALLS
             ):
                 for arg in node.args:
-                    assert not isinstance(arg, ast.Constant), f"seed from SEED, not a literal: {ast.unparse(node)}"
-    assert "manual_seed(SEED" in "".join(c.source for c in code_cells(read_notebook(notebook_path)))
+                    assert not isinstance(arg, ast.Constant), (
+                        f"seed from SEED, not a literal: {ast.unparse(node)}"
+                    )
+    assert "manual_seed(SEED" in "".join(
+        c.source for c in code_cells(read_notebook(notebook_path))
+    )
 
 
 def test_committed_with_outputs_and_no_errors(notebook_path):
     cells = code_cells(read_notebook(notebook_path))
-    assert all(c.execution_count is not None for c in cells), "commit the notebook executed (make execute NB=...)"
+    assert all(c.execution_count is not None for c in cells), (
+        "commit the notebook executed (make execute NB=...)"
+    )
     errors = [o for c in cells for o in c.outputs if o.output_type == "error"]
     assert not errors, f"committed error output: {errors[0].ename if errors else ''}"
-    streams = " ".join(o.get("text", "") for c in cells for o in c.outputs if o.output_type == "stream")
+    streams = " ".join(
+        o.get("text", "") for c in cells for o in c.outputs if o.output_type == "stream"
+    )
     assert "Traceback" not in streams
+
+
+def test_code_lines_fit_the_code_box(notebook_path):
+    """The site shows `line-length` characters of code per line (book/_static/custom.css); a longer line hides
+    its end behind a sideways scroll. `ruff format` wraps code; comments and strings are wrapped by hand."""
+    limit = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"][
+        "line-length"
+    ]
+    long = [
+        line
+        for cell in code_cells(read_notebook(notebook_path))
+        for line in cell.source.splitlines()
+        if len(line) > limit
+    ]
+    assert not long, (
+        f"{len(long)} code lines longer than {limit} characters, the first: {long[0]!r}"
+    )
+
+
+def test_scaffolding_is_collapsed_on_the_site(notebook_path):
+    """The code a chapter teaches stays in view; its scaffolding is one click away (`hide-input`, with a prompt
+    that says what it hides): the setup cell, the self_check helper, FULL-mode code (the sections whose heading
+    names FULL mode, and cells that start `if FULL:`), and cells that only draw (they call plt, fig, ax or axes
+    and neither assert nor print)."""
+    nb = read_notebook(notebook_path)
+    first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
+    section, shown = "", []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            section = next(
+                (h for h in reversed(cell.source.splitlines()) if h.startswith("## ")),
+                section,
+            )
+            continue
+        if {"solution", "remove-cell", "parameters"} & set(tags(cell)):
+            continue
+        scaffolding = (
+            i == first_code
+            or "shared:self_check" in tags(cell)
+            or "FULL mode" in section
+            or cell.source.startswith("if FULL:")
+            or (
+                re.search(r"\b(plt|ax|axes|fig)\.", cell.source)
+                and not re.search(r"^\s*assert\b|\bprint\(", cell.source, re.M)
+            )
+        )
+        if scaffolding:
+            prompt = cell.metadata.get("mystnb", {}).get("code_prompt_show", "")
+            if "hide-input" not in tags(cell) or not re.fullmatch(
+                r"Show [\w -]+ code", prompt
+            ):
+                shown.append(f"cell {i}: {cell.source.splitlines()[0][:60]}")
+    assert not shown, (
+        f"tag these hide-input, with a code_prompt_show such as 'Show plotting code': {shown}"
+    )
 
 
 def test_nbval_markers_stand_on_their_own_line(notebook_path):
@@ -77,16 +178,21 @@ def test_nbval_markers_stand_on_their_own_line(notebook_path):
     for cell in read_notebook(notebook_path).cells:
         for line in cell.source.splitlines() if cell.cell_type == "code" else []:
             if "NBVAL_" in line:
-                assert line.strip().startswith("#"), f"put the marker on a line of its own: {line.strip()!r}"
+                assert line.strip().startswith("#"), (
+                    f"put the marker on a line of its own: {line.strip()!r}"
+                )
 
 
 def test_every_figure_has_alt_text(notebook_path):
     for cell in code_cells(read_notebook(notebook_path)):
-        if any("image/png" in o.get("data", {}) for o in cell.outputs) and not {"remove-output", "remove-cell"} & set(
-            tags(cell)
-        ):
+        if any("image/png" in o.get("data", {}) for o in cell.outputs) and not {
+            "remove-output",
+            "remove-cell",
+        } & set(tags(cell)):
             alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
-            assert len(alt) > 20, f"figure without alt text in cell: {cell.source[:80]!r}"
+            assert len(alt) > 20, (
+                f"figure without alt text in cell: {cell.source[:80]!r}"
+            )
 
 
 def test_exercises_have_marked_solutions_and_self_checks(notebook_path):
@@ -95,31 +201,56 @@ def test_exercises_have_marked_solutions_and_self_checks(notebook_path):
     assert len(solutions) >= 3, "at least three exercises"
     for i in solutions:
         cell = cells[i]
-        assert cell.source.count("### BEGIN SOLUTION") == cell.source.count("### END SOLUTION")
-        assert {"solution", "hide-input"} <= set(tags(cell)), "solution cells are tagged `solution` and `hide-input`"
+        assert cell.source.count("### BEGIN SOLUTION") == cell.source.count(
+            "### END SOLUTION"
+        )
+        assert {"solution", "hide-input"} <= set(tags(cell)), (
+            "solution cells are tagged `solution` and `hide-input`"
+        )
         prompts = cell.metadata.get("mystnb", {})
-        assert prompts.get("code_prompt_show") == "Show solution" and prompts.get("code_prompt_hide") == "Hide solution"
-        assert i + 1 < len(cells) and "self-check" in tags(cells[i + 1]), "a self-check cell follows each solution"
+        assert (
+            prompts.get("code_prompt_show") == "Show solution"
+            and prompts.get("code_prompt_hide") == "Hide solution"
+        )
+        assert i + 1 < len(cells) and "self-check" in tags(cells[i + 1]), (
+            "a self-check cell follows each solution"
+        )
 
 
 def test_citations_and_terms_exist(notebook_path):
-    text = "\n".join(c.source for c in read_notebook(notebook_path).cells if c.cell_type == "markdown")
+    text = "\n".join(
+        c.source
+        for c in read_notebook(notebook_path).cells
+        if c.cell_type == "markdown"
+    )
     bib = (ROOT / "book" / "references.bib").read_text()
-    keys = {k.strip() for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", text) for k in group.split(",")}
+    keys = {
+        k.strip()
+        for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", text)
+        for k in group.split(",")
+    }
     assert keys, "cite the primary papers"
     for key in keys:
-        assert re.search(r"@\w+\{" + re.escape(key) + ",", bib), f"{key} is not in book/references.bib"
+        assert re.search(r"@\w+\{" + re.escape(key) + ",", bib), (
+            f"{key} is not in book/references.bib"
+        )
     glossary = (ROOT / "book" / "glossary.md").read_text()
     for term in re.findall(r"\{term\}`([^`<]+)`", text):
-        assert re.search(rf"^{re.escape(term)}$", glossary, re.M), f"{term!r} is not in the glossary"
+        assert re.search(rf"^{re.escape(term)}$", glossary, re.M), (
+            f"{term!r} is not in the glossary"
+        )
 
 
 def test_toc_lists_exactly_the_chapters():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
     for f in files:
-        assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f"{f} in _toc.yml does not exist"
-    assert sorted(f for f in files if f.startswith("notebooks/")) == [f"notebooks/{p.stem}" for p in NOTEBOOKS]
+        assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), (
+            f"{f} in _toc.yml does not exist"
+        )
+    assert sorted(f for f in files if f.startswith("notebooks/")) == [
+        f"notebooks/{p.stem}" for p in NOTEBOOKS
+    ]
 
 
 def test_glossary_terms_in_the_prose_link_to_the_glossary(notebook_path):
@@ -129,9 +260,15 @@ def test_glossary_terms_in_the_prose_link_to_the_glossary(notebook_path):
     terms = re.findall(r"^([a-z][a-z -]+)$", glossary, re.M)
     cells = [c for c in read_notebook(notebook_path).cells if c.cell_type == "markdown"]
     prose = "\n".join(c.source for c in cells if not c.source.startswith("**Next:**"))
-    linked = {t.lower() for t in re.findall(r"\{term\}`(?:[^`<]*<)?([^`<>]+)>?`", prose)}
+    linked = {
+        t.lower() for t in re.findall(r"\{term\}`(?:[^`<]*<)?([^`<>]+)>?`", prose)
+    }
     unlinked = re.sub(r"\{term\}`[^`]*`", "", prose).lower()
-    missing = [t for t in terms if re.search(rf"\b{re.escape(t)}s?\b", unlinked) and t not in linked]
+    missing = [
+        t
+        for t in terms
+        if re.search(rf"\b{re.escape(t)}s?\b", unlinked) and t not in linked
+    ]
     assert terms and not missing, f"link the first use of {missing} with {{term}}`...`"
 
 
@@ -139,13 +276,21 @@ def test_chapter_ends_with_a_next_link(notebook_path):
     """The last cell sends the reader on: to the next chapter (on the site and in Colab), after the last to the
     reproducibility page."""
     last = read_notebook(notebook_path).cells[-1]
-    assert last.cell_type == "markdown" and last.source.startswith("**Next:**"), "end the chapter with a **Next:** cell"
+    assert last.cell_type == "markdown" and last.source.startswith("**Next:**"), (
+        "end the chapter with a **Next:** cell"
+    )
     following = NOTEBOOKS[NOTEBOOKS.index(notebook_path) + 1 :]
     if following:
-        assert f"]({following[0].name})" in last.source, f"link the next chapter, {following[0].name}"
-        assert f"]({colab_url(following[0].name)})" in last.source, "and its Colab link (`make badges`)"
+        assert f"]({following[0].name})" in last.source, (
+            f"link the next chapter, {following[0].name}"
+        )
+        assert f"]({colab_url('colab/' + following[0].name)})" in last.source, (
+            "and its Colab link (`make badges`)"
+        )
     else:
-        assert "](../book/reproducibility.md)" in last.source, "after the last chapter, link the reproducibility page"
+        assert "](../book/reproducibility.md)" in last.source, (
+            "after the last chapter, link the reproducibility page"
+        )
 
 
 def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_path):
@@ -158,16 +303,29 @@ def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_pat
         if cell.cell_type == "code" and re.search(r"\binteract\w*\(", cell.source):
             call = re.search(r"\binteract_manual\(\s*(\w+),", cell.source)
             assert call, "build the widget with interact_manual(function, ...)"
-            assert not re.search(r"^\s*if (not )?HEADLESS:", cell.source, re.M), "build the widget on every run"
-            assert not {"remove-output", "remove-cell"} & set(tags(cell)), "the site shows the widget: do not remove it"
+            assert not re.search(r"^\s*if (not )?HEADLESS:", cell.source, re.M), (
+                "build the widget on every run"
+            )
+            assert not {"remove-output", "remove-cell"} & set(tags(cell)), (
+                "the site shows the widget: do not remove it"
+            )
             check = cells[i + 1] if i + 1 < len(cells) else None
-            assert check is not None and check.cell_type == "code" and "remove-cell" in tags(check), (
+            assert (
+                check is not None
+                and check.cell_type == "code"
+                and "remove-cell" in tags(check)
+            ), (
                 "follow the widget with a cell tagged remove-cell that tries an extreme setting"
             )
-            assert check.source.startswith("if HEADLESS:") and f"{call.group(1)}(" in check.source, (
+            assert (
+                check.source.startswith("if HEADLESS:")
+                and f"{call.group(1)}(" in check.source
+            ), (
                 f"the cell after the widget should call {call.group(1)}(...) at an extreme setting `if HEADLESS:`"
             )
-            assert "application/vnd.jupyter.widget-state+json" in nb.metadata.get("widgets", {}), (
+            assert "application/vnd.jupyter.widget-state+json" in nb.metadata.get(
+                "widgets", {}
+            ), (
                 "execute the notebook (make execute) so that the widget's state is saved for the site"
             )
     setup = code_cells(nb)[0].source
@@ -176,7 +334,15 @@ def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_pat
 
 def test_exercises_open_the_student_version_in_colab(notebook_path):
     """Under the Exercises heading, a badge opens the student version: every other way in has the solutions."""
-    heading = [c.source for c in read_notebook(notebook_path).cells if "## Exercises" in c.source]
+    heading = [
+        c.source
+        for c in read_notebook(notebook_path).cells
+        if "## Exercises" in c.source
+    ]
     assert heading, "an Exercises section"
-    assert "[![Do the exercises in Colab]" in heading[0], "a badge whose alt text says what it does"
-    assert f"]({colab_url('student/' + notebook_path.name)})" in heading[0], "it opens the student version"
+    assert "[![Do the exercises in Colab]" in heading[0], (
+        "a badge whose alt text says what it does"
+    )
+    assert f"]({colab_url('student/' + notebook_path.name)})" in heading[0], (
+        "it opens the student version"
+    )

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from markdown_it import MarkdownIt
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+from colab import colab_version  # noqa: E402
 from grade import exercises, grade  # noqa: E402
+from settings import COLAB_DIR  # noqa: E402
 from student import STUDENT_DIR, student_version  # noqa: E402
 
 
@@ -23,7 +26,51 @@ def test_committed_student_versions_are_up_to_date(notebook_path):
     committed = STUDENT_DIR / notebook_path.name
     assert committed.exists(), "run `make student`"
     fresh = student_version(read_notebook(notebook_path), notebook_path.name)
-    assert nbformat.writes(fresh).strip() == committed.read_text().strip(), "stale student version: run `make student`"
+    assert nbformat.writes(fresh).strip() == committed.read_text().strip(), (
+        "stale student version: run `make student`"
+    )
+
+
+def test_committed_colab_copies_are_up_to_date(notebook_path):
+    committed = COLAB_DIR / notebook_path.name
+    assert committed.exists(), "run `make student`, which writes the Colab copies"
+    fresh = colab_version(read_notebook(notebook_path))
+    assert nbformat.writes(fresh).strip() == committed.read_text().strip(), (
+        "stale Colab copy: run `make student`"
+    )
+    source = read_notebook(notebook_path)
+    assert [(c.cell_type, c.get("outputs")) for c in fresh.cells] == [
+        (c.cell_type, c.get("outputs")) for c in source.cells
+    ] and [c.source for c in fresh.cells if c.cell_type == "code"] == [
+        c.source for c in source.cells if c.cell_type == "code"
+    ], "only the markdown differs from the chapter"
+
+
+@pytest.mark.parametrize("copy", ["colab", "student"])
+def test_copies_outside_the_book_render_as_plain_commonmark(notebook_path, copy):
+    """What Colab, GitHub and the download open shows no MyST role, directive or relative link when a plain
+    CommonMark renderer (markdown-it-py in commonmark mode) renders it."""
+    renderer = MarkdownIt("commonmark")
+    nb = read_notebook(
+        (COLAB_DIR if copy == "colab" else STUDENT_DIR) / notebook_path.name
+    )
+    leftovers = []
+    for i, cell in enumerate(c for c in nb.cells if c.cell_type == "markdown"):
+        html = renderer.render(cell.source)
+        leftovers += [
+            f"markdown cell {i}: role {m}"
+            for m in re.findall(r"\{[\w:-]+\}<code>", html)
+        ]
+        leftovers += [
+            f"markdown cell {i}: directive {m}"
+            for m in re.findall(r"language-\{[\w-]+\}|<p>:{3,}\{", html)
+        ]
+        leftovers += [
+            f"markdown cell {i}: relative link {href}"
+            for href in re.findall(r'href="([^"]*)"', html)
+            if not re.match(r"https?://|mailto:|#", href)
+        ]
+    assert not leftovers, leftovers
 
 
 def test_student_version_hides_solutions_and_hidden_tests(notebook_path):
@@ -31,11 +78,18 @@ def test_student_version_hides_solutions_and_hidden_tests(notebook_path):
     text = nbformat.writes(student)
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
     assert not any("hidden-test" in c.metadata.get("tags", []) for c in student.cells)
-    assert all(not c.outputs for c in student.cells if c.cell_type == "code"), "outputs are cleared"
+    assert all(not c.outputs for c in student.cells if c.cell_type == "code"), (
+        "outputs are cleared"
+    )
     assert "widgets" not in student.metadata, "the widgets' saved state is cleared"
-    stubs = re.findall(r"raise NotImplementedError\(.Exercise \d+ \(", "\n".join(c.source for c in student.cells))
+    stubs = re.findall(
+        r"raise NotImplementedError\(.Exercise \d+ \(",
+        "\n".join(c.source for c in student.cells),
+    )
     assert len(stubs) == solution_count(read_notebook(notebook_path))
-    assert f"notebooks/student/{notebook_path.name})" in student.cells[0].source, "the badge opens the student copy"
+    assert f"notebooks/student/{notebook_path.name})" in student.cells[0].source, (
+        "the badge opens the student copy"
+    )
 
 
 def test_every_exercise_has_a_hidden_test(notebook_path):
@@ -44,8 +98,14 @@ def test_every_exercise_has_a_hidden_test(notebook_path):
 
 
 def test_hidden_tests_stay_out_of_notebooks():
-    for path in NOTEBOOKS + sorted(STUDENT_DIR.glob("*.ipynb")):
-        assert "def exercise_1():" not in path.read_text(), f"{path.name} contains hidden tests"
+    for path in (
+        NOTEBOOKS
+        + sorted(STUDENT_DIR.glob("*.ipynb"))
+        + sorted(COLAB_DIR.glob("*.ipynb"))
+    ):
+        assert "def exercise_1():" not in path.read_text(), (
+            f"{path.name} contains hidden tests"
+        )
 
 
 TOY_HIDDEN = """
@@ -71,11 +131,20 @@ def stub(number: int, name: str) -> str:
 
 
 TOY_TEMPLATE = ["import math", stub(1, "double"), stub(2, "half"), stub(3, "third")]
-FULL = ["def double(x):\n    return 2 * x", "def half(x):\n    return x / 2", "def third(x):\n    return x / 3"]
-TAMPER = "import json\njson.dumps = lambda *a, **k: 'passed'  # every test reports a pass"
+FULL = [
+    "def double(x):\n    return 2 * x",
+    "def half(x):\n    return x / 2",
+    "def third(x):\n    return x / 3",
+]
+TAMPER = (
+    "import json\njson.dumps = lambda *a, **k: 'passed'  # every test reports a pass"
+)
 SUBMISSIONS = {
     "ada": ["import math", *FULL],
-    "broken": ["raise RuntimeError('my first attempt')", FULL[1]],  # exercise 1 rewritten, exercise 3 deleted
+    "broken": [
+        "raise RuntimeError('my first attempt')",
+        FULL[1],
+    ],  # exercise 1 rewritten, exercise 3 deleted
     "looping": [FULL[0], "def half(x):\n    while True:\n        pass", FULL[2]],
     "tamperer": [TAMPER, "def double(x):\n    return 0", FULL[1], FULL[2]],
     "sneaky": [
@@ -104,7 +173,10 @@ def graded(tmp_path_factory):
     saved = settings.HIDDEN
     settings.HIDDEN = hidden
     try:
-        return {row["student"]: row for row in grade(folder, "99_toy", timeout=5, jobs=2, template=template)}
+        return {
+            row["student"]: row
+            for row in grade(folder, "99_toy", timeout=5, jobs=2, template=template)
+        }
     finally:
         settings.HIDDEN = saved
 
@@ -121,9 +193,16 @@ def test_a_complete_submission_scores_full_marks(graded):
 def test_a_rewritten_or_deleted_exercise_costs_only_itself_and_is_flagged(graded):
     row = graded["broken"]
     assert scores(row) == (0, 1, 0), row
-    assert "NotImplementedError" in row["reasons"], "the template's stub ran in place of the rewritten cell"
-    assert "exercise 1: its cell was changed" in row["flags"] and "exercise 3: its cell was changed" in row["flags"]
-    assert "my first attempt" not in row["notes"], "a cell outside the exercises never runs"
+    assert "NotImplementedError" in row["reasons"], (
+        "the template's stub ran in place of the rewritten cell"
+    )
+    assert (
+        "exercise 1: its cell was changed" in row["flags"]
+        and "exercise 3: its cell was changed" in row["flags"]
+    )
+    assert "my first attempt" not in row["notes"], (
+        "a cell outside the exercises never runs"
+    )
 
 
 def test_an_infinite_loop_times_out_and_grading_goes_on(graded):
@@ -141,7 +220,10 @@ def test_a_cell_that_patches_the_grader_never_runs(graded):
 def test_answers_that_reach_into_the_interpreter_are_flagged_for_review(graded):
     row = graded["sneaky"]
     assert scores(row) == (1, 1, 1), "a scan is a filter for a person, not a grade"
-    assert "exercise 1: imports builtins" in row["flags"] and "exercise 3: assigns to math.floor" in row["flags"]
+    assert (
+        "exercise 1: imports builtins" in row["flags"]
+        and "exercise 3: assigns to math.floor" in row["flags"]
+    )
 
 
 def test_an_invalid_notebook_is_a_row(graded):
@@ -152,13 +234,17 @@ def test_an_invalid_notebook_is_a_row(graded):
 def test_instructor_page_covers_every_chapter():
     page = (ROOT / "book" / "instructors.md").read_text()
     for path in NOTEBOOKS:
-        assert f"`{path.stem}`" in page, f"add {path.stem} to the learning objectives in book/instructors.md"
+        assert f"`{path.stem}`" in page, (
+            f"add {path.stem} to the learning objectives in book/instructors.md"
+        )
 
 
 def test_instructor_page_links_every_student_version():
     page = (ROOT / "book" / "instructors.md").read_text()
     for path in NOTEBOOKS:
-        assert f"]({colab_url('student/' + path.name)})" in page, f"link the student version of {path.stem}"
+        assert f"]({colab_url('student/' + path.name)})" in page, (
+            f"link the student version of {path.stem}"
+        )
 
 
 @pytest.mark.parametrize(
@@ -166,8 +252,14 @@ def test_instructor_page_links_every_student_version():
     [
         ("    return 2 * x", None),
         ("    f = eval\n    return f('2 * x')", "uses eval"),
-        ("    t = torch\n    n = t.nn\n    n.functional = None\n    return x", "assigns to n.functional"),
-        ("    def inner():\n        torch.allclose = lambda *a, **k: True\n    inner()", "assigns to torch.allclose"),
+        (
+            "    t = torch\n    n = t.nn\n    n.functional = None\n    return x",
+            "assigns to n.functional",
+        ),
+        (
+            "    def inner():\n        torch.allclose = lambda *a, **k: True\n    inner()",
+            "assigns to torch.allclose",
+        ),
         ("    return getattr(torch, 'allclose')", "calls getattr on torch"),
         ("    import sys\n    return x", "imports sys"),
         ("    return x.__class__.__bases__", "reaches __class__"),
@@ -189,10 +281,14 @@ def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
     from mutants import mutants
 
     found = mutants(notebook_path.stem)
-    assert found, f"write tests/mutants/{notebook_path.stem}.py: every chapter's hidden tests have mutants"
+    assert found, (
+        f"write tests/mutants/{notebook_path.stem}.py: every chapter's hidden tests have mutants"
+    )
     _, numbers = exercises(notebook_path.stem)
     for n, mark, what, code in found:
-        assert n in numbers, f"mutant {what!r} names exercise {n}, which has no hidden test"
+        assert n in numbers, (
+            f"mutant {what!r} names exercise {n}, which has no hidden test"
+        )
         ast.parse(code)
     for n in numbers:
         marks = [mark for m, mark, _, _ in found if m == n]
@@ -214,17 +310,27 @@ def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
         "# %% exercise 2, mark 0: silent\ndef g():\n    pass\n"
     )
     monkeypatch.setattr(mutants, "MUTANTS", tmp_path)
-    assert [m[:3] for m in mutants.mutants("99_toy")][:2] == [(1, 0, "a constant"), (1, 0, "off by one")]
+    assert [m[:3] for m in mutants.mutants("99_toy")][:2] == [
+        (1, 0, "a constant"),
+        (1, 0, "off by one"),
+    ]
     printed = [True, False, False, None]  # what each mutant's hidden test reported
     cells = []
     for index, passed in enumerate(printed):
-        result = {"exercise": 1 + index // 3, "passed": passed, "reason": "AssertionError: wrong"}
+        result = {
+            "exercise": 1 + index // 3,
+            "passed": passed,
+            "reason": "AssertionError: wrong",
+        }
         text = "" if passed is None else MARK + json.dumps(result) + "\n"
         cells.append(nbformat.v4.new_code_cell("", metadata={mutants.TAG: index}))
         cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     wrong = mutants.wrong_marks("99_toy", nbformat.v4.new_notebook(cells=cells))
     assert len(wrong) == 3 and "a constant: got 1, should get 0" in wrong[0], wrong
-    assert "another way: got 0, should get 1" in wrong[1] and "silent: the hidden test reported nothing" in wrong[2]
+    assert (
+        "another way: got 0, should get 1" in wrong[1]
+        and "silent: the hidden test reported nothing" in wrong[2]
+    )
 
 
 @pytest.mark.parametrize(
@@ -233,11 +339,19 @@ def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
         ("def answer(x):\n    return x + 1", False),
         ("def answer(x):\n    return helper(x)", True),
         ("alias = helper\ndef answer(x):\n    return alias(x)", True),
-        ("def inner(x):\n    return helper(x)\ndef answer(x):\n    return inner(x)", True),
-        ("def answer(x):\n    def nested(y):\n        return helper(y)\n    return nested(x)", True),
+        (
+            "def inner(x):\n    return helper(x)\ndef answer(x):\n    return inner(x)",
+            True,
+        ),
+        (
+            "def answer(x):\n    def nested(y):\n        return helper(y)\n    return nested(x)",
+            True,
+        ),
     ],
 )
-def test_refers_to_sees_a_forbidden_helper_through_aliases_and_nested_functions(code, uses):
+def test_refers_to_sees_a_forbidden_helper_through_aliases_and_nested_functions(
+    code, uses
+):
     from grade import COMMON
 
     namespace = {"__name__": "__main__"}

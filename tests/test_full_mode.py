@@ -7,7 +7,6 @@ runs only `if FULL` is the one error allowed; any other error, anywhere, fails t
 """
 
 import ast
-import re
 
 import pytest
 
@@ -29,7 +28,10 @@ def full_only_asserts(source: str) -> bool:
     except SyntaxError:
         return False
     guarded = {
-        id(n) for top in tree.body if isinstance(top, ast.If) and "FULL" in ast.unparse(top.test) for n in ast.walk(top)
+        id(n)
+        for top in tree.body
+        if isinstance(top, ast.If) and "FULL" in ast.unparse(top.test)
+        for n in ast.walk(top)
     }
     asserts = [n for n in ast.walk(tree) if isinstance(n, ast.Assert)]
     return bool(asserts) and all(id(a) in guarded for a in asserts)
@@ -44,11 +46,19 @@ def test_full_only_asserts_are_recognised():
 @pytest.mark.parametrize("chapter", sorted(SHORTEN))
 def test_full_path_runs_on_fake_cifar(chapter, tmp_path):
     nb = read_notebook(ROOT / "notebooks" / f"{chapter}.ipynb")
-    knobs = [c for c in nb.cells if c.cell_type == "code" and "CIFAR_ITERS" in c.source and "=" in c.source]
+    knobs = [
+        c
+        for c in nb.cells
+        if c.cell_type == "code" and "CIFAR_ITERS" in c.source and "=" in c.source
+    ]
     assert knobs, f"{chapter}: no cell sets CIFAR_ITERS; update SHORTEN in this test"
     lines = knobs[0].source.split("\n")
-    last_knob = max(i for i, line in enumerate(lines) if re.match(r"CIFAR_[A-Z_, ]+ = ", line))
-    lines.insert(last_knob + 1, SHORTEN[chapter] + "  # the smoke test's override")
+    last_knob = max(  # where the last top-level CIFAR_ assignment ends
+        node.end_lineno
+        for node in ast.parse(knobs[0].source).body
+        if isinstance(node, ast.Assign) and "CIFAR_" in ast.unparse(node.targets[0])
+    )
+    lines.insert(last_knob, SHORTEN[chapter] + "  # the smoke test's override")
     knobs[0].source = "\n".join(lines)
     data = tmp_path / "data"
     write_batches(data / "cifar-10-batches-py")
@@ -59,5 +69,9 @@ def test_full_path_runs_on_fake_cifar(chapter, tmp_path):
     for cell in ran:
         for out in cell.outputs:
             if out.output_type == "error":
-                allowed = out.ename == "AssertionError" and full_only_asserts(cell.source)
-                assert allowed, f"{chapter}, FULL mode: {out.ename}: {out.evalue}\nin the cell:\n{cell.source[:600]}"
+                allowed = out.ename == "AssertionError" and full_only_asserts(
+                    cell.source
+                )
+                assert allowed, (
+                    f"{chapter}, FULL mode: {out.ename}: {out.evalue}\nin the cell:\n{cell.source[:600]}"
+                )

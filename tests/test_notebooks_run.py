@@ -35,19 +35,28 @@ def solved_exercise(path) -> int:
     return 1 + int(path.stem[:2]) % len(solutions(path))
 
 
-def test_student_copy_runs_alone_under_another_seed_and_grades_right(notebook_path, tmp_path):
+def test_student_copy_runs_alone_under_another_seed_and_grades_right(
+    notebook_path, tmp_path
+):
     reference = solutions(notebook_path)
     k = solved_exercise(notebook_path)
     student = read_notebook(STUDENT_DIR / notebook_path.name)
-    committed = next(c for c in student.cells if "parameters" in c.metadata.get("tags", []))
-    assert f"SEED = {TEST_SEED}\n" not in committed.source + "\n", "TEST_SEED must differ from the committed SEED"
-    stubs = [c for c in student.cells if c.cell_type == "code" and STUB.search(c.source)]
+    committed = next(
+        c for c in student.cells if "parameters" in c.metadata.get("tags", [])
+    )
+    assert f"SEED = {TEST_SEED}\n" not in committed.source + "\n", (
+        "TEST_SEED must differ from the committed SEED"
+    )
+    stubs = [
+        c for c in student.cells if c.cell_type == "code" and STUB.search(c.source)
+    ]
     assert len(stubs) == len(reference), "one stub cell per solution cell"
     submission = nbformat.from_dict(student)
-    [c for c in submission.cells if c.cell_type == "code" and STUB.search(c.source)][k - 1].source = reference[
+    [c for c in submission.cells if c.cell_type == "code" and STUB.search(c.source)][
         k - 1
-    ].source
-    rebuilt, _, flags = rebuild(student, submission)  # what `make grade` runs: the template, the answer spliced in
+    ].source = reference[k - 1].source
+    # what `make grade` runs: the template, the answer spliced in
+    rebuilt, _, flags = rebuild(student, submission)
     assert not flags, f"a clean submission is flagged: {flags}"
     nb = inject_parameters(rebuilt, {"SEED": TEST_SEED})
     source, numbers = exercises(notebook_path.stem)
@@ -55,24 +64,43 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(notebook_pa
     first = grading_cells(source, numbers)
     nb.cells += first + [nbformat.v4.new_code_cell(c.source) for c in reference]
     n_all_solved = len(nb.cells)
-    nb.cells += grading_cells(source, numbers) + mutant_cells(notebook_path.stem, [c.source for c in reference])
+    nb.cells += grading_cells(source, numbers) + mutant_cells(
+        notebook_path.stem, [c.source for c in reference]
+    )
     run_alone(nb, tmp_path)
 
     problems = cell_problems(nb, len(nb.cells))
-    assert all("raised NotImplementedError: Exercise" in p for p in problems), f"cells that raised: {problems}"
-    solved_alone = results(nbformat.v4.new_notebook(cells=nb.cells[n_submitted : n_submitted + len(first)]), 0)
-    assert sorted(solved_alone) == numbers, f"hidden tests that reported nothing: {set(numbers) - set(solved_alone)}"
+    assert all("raised NotImplementedError: Exercise" in p for p in problems), (
+        f"cells that raised: {problems}"
+    )
+    solved_alone = results(
+        nbformat.v4.new_notebook(
+            cells=nb.cells[n_submitted : n_submitted + len(first)]
+        ),
+        0,
+    )
+    assert sorted(solved_alone) == numbers, (
+        f"hidden tests that reported nothing: {set(numbers) - set(solved_alone)}"
+    )
     scores = {n: int(passed) for n, (passed, _) in solved_alone.items()}
     assert scores == {n: int(n == k) for n in numbers}, (
         f"with exercise {k} solved, expected only it to pass: {solved_alone}"
     )
-    all_solved = results(nbformat.v4.new_notebook(cells=nb.cells[n_all_solved : n_all_solved + len(first)]), 0)
+    all_solved = results(
+        nbformat.v4.new_notebook(
+            cells=nb.cells[n_all_solved : n_all_solved + len(first)]
+        ),
+        0,
+    )
     failed = {n: reason for n, (passed, reason) in all_solved.items() if not passed}
     assert sorted(all_solved) == numbers and not failed, (
         f"the reference solutions lose marks at SEED = {TEST_SEED}: {failed}"
     )
     wrong = wrong_marks(notebook_path.stem, nb)
-    assert not wrong, "hidden tests that mark a mutant answer wrongly (tests/mutants/):\n" + "\n".join(wrong)
+    assert not wrong, (
+        "hidden tests that mark a mutant answer wrongly (tests/mutants/):\n"
+        + "\n".join(wrong)
+    )
 
 
 def test_papermill_sets_the_parameters(notebook_path, tmp_path):
@@ -87,4 +115,7 @@ def test_papermill_sets_the_parameters(notebook_path, tmp_path):
         str(path), str(path), parameters={"SEED": TEST_SEED}, cwd=str(tmp_path), kernel_name="python3",
         progress_bar=False, log_output=False, execution_timeout=60,
     )  # fmt: skip
-    assert read_notebook(path).cells[-1].outputs[0]["text"].strip() == f"SEED={TEST_SEED} FULL=False"
+    assert (
+        read_notebook(path).cells[-1].outputs[0]["text"].strip()
+        == f"SEED={TEST_SEED} FULL=False"
+    )

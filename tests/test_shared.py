@@ -17,20 +17,32 @@ EVERY_CHAPTER = {"self_check"}
 
 def test_shared_cells_match_their_source(notebook_path):
     nb = read_notebook(notebook_path)
-    assert not sync.drifted(nb), f"{notebook_path.name}: shared cells drifted from notebooks/shared/: run make sync"
+    assert not sync.drifted(nb), (
+        f"{notebook_path.name}: shared cells drifted from notebooks/shared/: run make sync"
+    )
     names = [name for _, name in sync.shared_cells(nb)]
-    assert EVERY_CHAPTER <= set(names), f"{notebook_path.name} lacks a cell tagged shared:{EVERY_CHAPTER - set(names)}"
-    assert len(names) == len(set(names)), f"{notebook_path.name}: a snippet is copied twice"
+    assert EVERY_CHAPTER <= set(names), (
+        f"{notebook_path.name} lacks a cell tagged shared:{EVERY_CHAPTER - set(names)}"
+    )
+    assert len(names) == len(set(names)), (
+        f"{notebook_path.name}: a snippet is copied twice"
+    )
 
 
 def test_every_snippet_is_used():
-    used = {name for path in NOTEBOOKS for _, name in sync.shared_cells(read_notebook(path))}
+    used = {
+        name for path in NOTEBOOKS for _, name in sync.shared_cells(read_notebook(path))
+    }
     files = {p.stem for p in SHARED.glob("*.py")}
-    assert files == used, f"unused snippets: {files - used}; tagged cells without a file: {used - files}"
+    assert files == used, (
+        f"unused snippets: {files - used}; tagged cells without a file: {used - files}"
+    )
 
 
 def test_sync_rewrites_a_drifted_cell_and_leaves_the_rest(tmp_path):
-    cell = nbformat.v4.new_code_cell("def self_check(number, check):\n    pass  # an old copy")
+    cell = nbformat.v4.new_code_cell(
+        "def self_check(number, check):\n    pass  # an old copy"
+    )
     cell.metadata["tags"] = ["shared:self_check"]
     other = nbformat.v4.new_code_cell("x = 1")
     path = tmp_path / "99_toy.ipynb"
@@ -62,16 +74,21 @@ def test_self_check_says_correct(self_check):
 
 def test_self_check_turns_a_stub_into_a_sentence(self_check):
     def stub():
-        raise NotImplementedError("Exercise 3 (x): replace this line with your solution.")
+        raise NotImplementedError(
+            "Exercise 3 (x): replace this line with your solution."
+        )
 
     assert run(self_check, stub).startswith("Exercise 3: not done yet.")
 
 
 def test_self_check_says_what_is_wrong(self_check):
     def wrong():
-        raise AssertionError("the norm should be 1")  # what a failed assert in a check raises
+        # what a failed assert in a check raises
+        raise AssertionError("the norm should be 1")
 
-    with pytest.raises(AssertionError, match=r"^Exercise 3: not yet right: the norm should be 1$"):
+    with pytest.raises(
+        AssertionError, match=r"^Exercise 3: not yet right: the norm should be 1$"
+    ):
         run(self_check, wrong)
 
 
@@ -79,5 +96,7 @@ def test_self_check_reports_a_crash_in_one_sentence(self_check):
     def crash():
         raise RuntimeError("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
 
-    with pytest.raises(AssertionError, match=r"^Exercise 3: your code raised RuntimeError: mat1"):
+    with pytest.raises(
+        AssertionError, match=r"^Exercise 3: your code raised RuntimeError: mat1"
+    ):
         run(self_check, crash)

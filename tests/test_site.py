@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
+from settings import COLAB_DIR
 
 HTML = ROOT / "_build" / "html"
 
@@ -51,26 +52,42 @@ def test_notebook_page_has_correct_colab_and_download_links(site, notebook):
     hrefs = parse(page).hrefs
     colab = [h for h in hrefs if h.startswith("https://colab.research.google.com/")]
     following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1 : 2 + NOTEBOOKS.index(notebook)]
-    assert colab.count(colab_url(notebook.name)) >= 2, "the launch button and the badge open this notebook"
-    assert set(colab) == {colab_url(p.name) for p in [notebook, *following]} | {
-        colab_url(f"student/{notebook.name}")
-    }, "and the Next link the next one, and the Exercises badge the student version"
-    assert any(h.endswith(f"_sources/notebooks/{notebook.name}") for h in hrefs), "download link to the .ipynb"
-    assert (site / "_sources" / "notebooks" / notebook.name).exists()
+    assert colab.count(colab_url(f"colab/{notebook.name}")) >= 2, (
+        "the launch button and the badge open this notebook's Colab copy"
+    )
+    assert set(colab) == {
+        colab_url(f"colab/{p.name}") for p in [notebook, *following]
+    } | {colab_url(f"student/{notebook.name}")}, (
+        "and the Next link the next one's, and the Exercises badge the student version"
+    )
+    assert any(h.endswith(f"_sources/notebooks/{notebook.name}") for h in hrefs), (
+        "download link to the .ipynb"
+    )
+    downloaded = (site / "_sources" / "notebooks" / notebook.name).read_text()
+    assert downloaded == (COLAB_DIR / notebook.name).read_text(), (
+        "the download is the chapter's CommonMark copy"
+    )
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_page_has_figures_citations_and_collapsed_solutions(site, notebook):
     page = parse(site / "notebooks" / f"{notebook.stem}.html")
-    figures = [img for img in page.images if img.get("src", "").startswith("../_images/")]
+    figures = [
+        img for img in page.images if img.get("src", "").startswith("../_images/")
+    ]
     assert figures, "the executed notebook's figures are on the page"
-    assert all(len(img.get("alt", "")) > 20 for img in figures), "every figure has alt text"
-    assert any("bibliography.html#" in h for h in page.hrefs), "citations link to the bibliography"
+    assert all(len(img.get("alt", "")) > 20 for img in figures), (
+        "every figure has alt text"
+    )
+    assert any("bibliography.html#" in h for h in page.hrefs), (
+        "citations link to the bibliography"
+    )
     solutions = sum("solution" in tags(c) for c in read_notebook(notebook).cells)
     collapsed = [d for d in page.details if "open" not in d]
     assert len(collapsed) >= solutions, "each solution is a collapsed dropdown"
     html = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
-    toggles = html.count('<p class="collapsed admonition-title">Show solution</p>')  # myst-nb's summary line
+    # myst-nb's summary line
+    toggles = html.count('<p class="collapsed admonition-title">Show solution</p>')
     assert toggles == solutions, "each solution's toggle says Show solution"
 
 
@@ -78,11 +95,22 @@ def test_reference_pages(site):
     bibliography = (site / "book" / "bibliography.html").read_text(encoding="utf-8")
     assert "deep residual learning for image recognition" in bibliography.lower()
     glossary = (site / "book" / "glossary.html").read_text(encoding="utf-8")
-    for term in ["residual branch", "shortcut", "identity mapping", "pre-norm", "residual stream", "rank collapse"]:
-        assert re.search(rf'<dt id="term-{term.replace(" ", "-")}"', glossary, re.I), term
+    for term in [
+        "residual branch",
+        "shortcut",
+        "identity mapping",
+        "pre-norm",
+        "residual stream",
+        "rank collapse",
+    ]:
+        assert re.search(rf'<dt id="term-{term.replace(" ", "-")}"', glossary, re.I), (
+            term
+        )
     intro = parse(site / "book" / "intro.html")
     for notebook in NOTEBOOKS:
-        assert any(h.endswith(f"notebooks/{notebook.stem}.html") for h in intro.hrefs), f"the map links {notebook.stem}"
+        assert any(
+            h.endswith(f"notebooks/{notebook.stem}.html") for h in intro.hrefs
+        ), f"the map links {notebook.stem}"
 
 
 def test_every_image_on_every_page_has_alt_text(site):
@@ -91,7 +119,9 @@ def test_every_image_on_every_page_has_alt_text(site):
     assert len(pages) > len(NOTEBOOKS)
     for page in pages:
         for img in parse(page).images:
-            assert img.get("alt", "").strip(), f"{page.relative_to(site)}: <img src={img.get('src')}> has no alt text"
+            assert img.get("alt", "").strip(), (
+                f"{page.relative_to(site)}: <img src={img.get('src')}> has no alt text"
+            )
             if "_images/" in img.get("src", ""):
                 assert len(img["alt"]) > 20, (
                     f"{page.relative_to(site)}: figure {img['src']} needs alt text that says what it shows"
@@ -100,18 +130,28 @@ def test_every_image_on_every_page_has_alt_text(site):
 
 def test_front_page_teaches_in_one_screen(site):
     intro = parse(site / "book" / "intro.html")
-    assert [img for img in intro.images if "_images/" in img.get("src", "")], "the one-figure summary"
-    assert any(h.endswith("notebooks/01_degradation.html") for h in intro.hrefs), "a button to start reading"
-    assert colab_url(NOTEBOOKS[0].name) in intro.hrefs, "a button that opens the first chapter in Colab"
+    assert [img for img in intro.images if "_images/" in img.get("src", "")], (
+        "the one-figure summary"
+    )
+    assert any(h.endswith("notebooks/01_degradation.html") for h in intro.hrefs), (
+        "a button to start reading"
+    )
+    assert colab_url(f"colab/{NOTEBOOKS[0].name}") in intro.hrefs, (
+        "a button that opens the first chapter in Colab"
+    )
     assert any(h.endswith("reproducibility.html") for h in intro.hrefs)
 
 
 def test_reproducibility_page(site):
     text = (site / "book" / "reproducibility.html").read_text(encoding="utf-8")
-    assert "torch==2.13.0" in text and "ipywidgets==7.7.1" in text, "the pinned environments"
+    assert "torch==2.13.0" in text and "ipywidgets==7.7.1" in text, (
+        "the pinned environments"
+    )
     for notebook in NOTEBOOKS:
         assert notebook.name in text, f"the run time of {notebook.name}"
-    assert "any seed" in text.lower() and "FULL = True" in re.sub(r"<[^>]+>", "", text), "seed policy and FULL mode"
+    assert "any seed" in text.lower() and "FULL = True" in re.sub(
+        r"<[^>]+>", "", text
+    ), "seed policy and FULL mode"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -119,14 +159,18 @@ def test_chapter_page_ends_with_a_next_link(site, notebook):
     text = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
     link = re.search(r"<strong>Next:</strong>.*?href=\"([^\"#]+)", text, re.S)
     following = NOTEBOOKS[NOTEBOOKS.index(notebook) + 1 :]
-    assert link and link[1] == (f"{following[0].stem}.html" if following else "../book/reproducibility.html")
+    assert link and link[1] == (
+        f"{following[0].stem}.html" if following else "../book/reproducibility.html"
+    )
 
 
 def test_hidden_tests_stay_out_of_the_site(site):
     pages = [p for p in site.rglob("*") if p.suffix in {".html", ".ipynb", ".txt"}]
     assert len(pages) > len(NOTEBOOKS), "the built site has fewer pages than chapters"
     for page in pages:
-        assert "def exercise_1():" not in page.read_text(errors="ignore"), f"{page} contains hidden tests"
+        assert "def exercise_1():" not in page.read_text(errors="ignore"), (
+            f"{page} contains hidden tests"
+        )
 
 
 def test_citations_link_to_stable_key_based_anchors_with_author_year_labels(site):
@@ -135,15 +179,32 @@ def test_citations_link_to_stable_key_based_anchors_with_author_year_labels(site
     bibliography = (site / "book" / "bibliography.html").read_text(encoding="utf-8")
     entries = dict(
         re.findall(
-            r'<div class="citation" id="cite-([^"]+)"[^>]*>\s*<span class="label">(.*?)</span>\s*<p', bibliography, re.S
+            r'<div class="citation" id="cite-([^"]+)"[^>]*>\s*<span class="label">(.*?)</span>\s*<p',
+            bibliography,
+            re.S,
         )
     )
-    labels = {key: re.sub(r"<[^>]+>|\[|\]", "", label).strip() for key, label in entries.items()}
-    assert labels["he2016deep"] == "He et al., 2016a" and labels["he2016identity"] == "He et al., 2016b", labels
+    labels = {
+        key: re.sub(r"<[^>]+>|\[|\]", "", label).strip()
+        for key, label in entries.items()
+    }
+    assert (
+        labels["he2016deep"] == "He et al., 2016a"
+        and labels["he2016identity"] == "He et al., 2016b"
+    ), labels
     assert len(set(labels.values())) == len(labels), "two entries share a label"
     linked = set()
     for page in site.rglob("*.html"):
-        linked |= set(re.findall(r'href="[^"]*bibliography\.html#([^"]+)"', page.read_text(encoding="utf-8")))
+        linked |= set(
+            re.findall(
+                r'href="[^"]*bibliography\.html#([^"]+)"',
+                page.read_text(encoding="utf-8"),
+            )
+        )
     assert linked, "no page links into the bibliography"
-    missing = {anchor for anchor in linked if anchor.removeprefix("cite-") not in entries}
-    assert not missing, f"citation links to anchors the bibliography does not have: {sorted(missing)}"
+    missing = {
+        anchor for anchor in linked if anchor.removeprefix("cite-") not in entries
+    }
+    assert not missing, (
+        f"citation links to anchors the bibliography does not have: {sorted(missing)}"
+    )

@@ -18,7 +18,8 @@ from execute import inject_parameters  # noqa: E402
 
 def notebook(*sources, tags=None):
     nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_markdown_cell(sources[0])] + [nbformat.v4.new_code_cell(s) for s in sources[1:]]
+        cells=[nbformat.v4.new_markdown_cell(sources[0])]
+        + [nbformat.v4.new_code_cell(s) for s in sources[1:]]
     )
     if tags:
         nb.cells[1].metadata["tags"] = tags
@@ -35,7 +36,10 @@ def test_badge_is_rewritten_from_the_config(tmp_path):
         path,
     )
     assert rewrite_badge(path)
-    assert f"]({colab_url(path.name)})" in nbformat.read(path, as_version=4).cells[0].source
+    assert (
+        f"]({colab_url('colab/' + path.name)})"
+        in nbformat.read(path, as_version=4).cells[0].source
+    )
     assert not rewrite_badge(path), "a second run changes nothing"
 
 
@@ -49,11 +53,17 @@ def test_next_links_are_rewritten_from_the_config(tmp_path):
     )
     nbformat.write(nb, path)
     assert rewrite_badge(path)
-    assert f"[open in Colab]({colab_url('08_x.ipynb')})" in nbformat.read(path, as_version=4).cells[-1].source
+    assert (
+        f"[open in Colab]({colab_url('colab/08_x.ipynb')})"
+        in nbformat.read(path, as_version=4).cells[-1].source
+    )
 
 
 def test_parameters_are_injected_into_the_tagged_cell():
-    nb = inject_parameters(notebook("# T", "SEED = 0\nFULL = False", "print(SEED)", tags=["parameters"]), {"SEED": 3})
+    nb = inject_parameters(
+        notebook("# T", "SEED = 0\nFULL = False", "print(SEED)", tags=["parameters"]),
+        {"SEED": 3},
+    )
     namespace = {}
     exec(nb.cells[1].source, namespace)
     assert namespace["SEED"] == 3 and namespace["FULL"] is False
@@ -73,7 +83,9 @@ def test_links_in_pages_follow_the_config():
 
 def test_bench_rewrites_the_table_and_the_map_times(tmp_path, monkeypatch):
     page, intro = tmp_path / "reproducibility.md", tmp_path / "intro.md"
-    page.write_text("# R\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\nAfter.\n")
+    page.write_text(
+        "# R\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\nAfter.\n"
+    )
     intro.write_text(
         "| Notebook | Question | Time |\n| --- | --- | --- |\n"
         "| [One](../notebooks/01_one.ipynb) | Why? | about 30 s |\n"
@@ -81,14 +93,18 @@ def test_bench_rewrites_the_table_and_the_map_times(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(bench, "REPRODUCIBILITY", page)
     monkeypatch.setattr(bench, "INTRO", intro)
-    bench.write_table("| what | wall s |\n| --- | --- |\n| 01_one.ipynb | 12.4 |", "Measured today.")
+    bench.write_table(
+        "| what | wall s |\n| --- | --- |\n| 01_one.ipynb | 12.4 |", "Measured today."
+    )
     bench.write_map_times({"01_one": 12.4})
     assert page.read_text() == (
         "# R\n\n<!-- bench:start -->\nMeasured today.\n\n| what | wall s |\n| --- | --- |\n"
         "| 01_one.ipynb | 12.4 |\n<!-- bench:end -->\n\nAfter.\n"
     )
     assert "| [One](../notebooks/01_one.ipynb) | Why? | 12 s |\n" in intro.read_text()
-    assert "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n" in intro.read_text(), "unmeasured rows stay"
+    assert "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n" in intro.read_text(), (
+        "unmeasured rows stay"
+    )
 
 
 def test_bench_refuses_a_page_without_markers(tmp_path, monkeypatch):
@@ -101,14 +117,32 @@ def test_bench_refuses_a_page_without_markers(tmp_path, monkeypatch):
 
 def test_times_shown_are_the_benchmarked_ones():
     """The map's times and each title cell's are the last `make bench` run's, rounded to seconds (bench writes all)."""
-    table = dict(re.findall(r"^\| (\d\d_\w+)\.ipynb \| ([\d.]+) \|", bench.REPRODUCIBILITY.read_text(), re.M))
-    in_map = dict(re.findall(r"\(\.\./notebooks/(\w+)\.ipynb\) \|.*\| (\d+) s \|$", bench.INTRO.read_text(), re.M))
+    table = dict(
+        re.findall(
+            r"^\| (\d\d_\w+)\.ipynb \| ([\d.]+) \|",
+            bench.REPRODUCIBILITY.read_text(),
+            re.M,
+        )
+    )
+    in_map = dict(
+        re.findall(
+            r"\(\.\./notebooks/(\w+)\.ipynb\) \|.*\| (\d+) s \|$",
+            bench.INTRO.read_text(),
+            re.M,
+        )
+    )
     assert table and in_map.keys() == table.keys() == {p.stem for p in NOTEBOOKS}
     for name, seconds in table.items():
-        title = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4).cells[0].source
+        title = (
+            nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
+            .cells[0]
+            .source
+        )
         shown = bench.TITLE_TIME.search(title)
         assert shown, f"{name}: the title cell says '**Time to run:** about N s'"
-        assert int(in_map[name]) == round(float(seconds)) == int(shown[0].split()[-2]), (
+        assert (
+            int(in_map[name]) == round(float(seconds)) == int(shown[0].split()[-2])
+        ), (
             name,
             seconds,
             in_map[name],
@@ -118,13 +152,20 @@ def test_times_shown_are_the_benchmarked_ones():
 
 def test_bench_writes_the_title_time(tmp_path, monkeypatch):
     path = tmp_path / "07_x.ipynb"
-    nbformat.write(notebook("# T\n\n**Time to run:** about 30 s on a 2-core CPU."), path)
+    nbformat.write(
+        notebook("# T\n\n**Time to run:** about 30 s on a 2-core CPU."), path
+    )
     monkeypatch.setattr(bench, "write_student_versions", lambda notebooks: None)
     bench.write_title_times({"07_x": 12.6}, [path])
-    assert "**Time to run:** about 13 s on a 2-core CPU." in nbformat.read(path, as_version=4).cells[0].source
+    assert (
+        "**Time to run:** about 13 s on a 2-core CPU."
+        in nbformat.read(path, as_version=4).cells[0].source
+    )
 
 
-def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(tmp_path, monkeypatch):
+def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(
+    tmp_path, monkeypatch
+):
     import seeds
 
     path = tmp_path / "99_toy.ipynb"
@@ -141,15 +182,20 @@ def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(tmp_path,
     errors = {run["seed"]: run["error"] for run in record["runs"]}
     assert record["seeds"] == [1000, 2000]
     assert errors[1000] is None and "x too big" in errors[2000]
-    first = record["runs"][0]["slack"]  # x = 1: 1 < 1.25 lands 20 % inside; 1 > 0 lands 100 % inside
+    # x = 1: 1 < 1.25 lands 20 % inside; 1 > 0 lands 100 % inside
+    first = record["runs"][0]["slack"]
     assert list(first.values())[:3] == pytest.approx([0.2, 1.0, 0.9])
     assert list(first.values())[3] is None  # isinstance: reached, no slack
     head, rows = seeds.summarise(record)
     assert head.startswith("99_toy: 1/2 seeds passed")
-    assert rows[0][3] == 1 and rows[1][3] == 0, "the first assert fired once (seed 2000), the second never"
+    assert rows[0][3] == 1 and rows[1][3] == 0, (
+        "the first assert fired once (seed 2000), the second never"
+    )
 
 
-def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_or_format(tmp_path):
+def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_docstrings_format_or_cells(
+    tmp_path,
+):
     import seeds
 
     path = tmp_path / "99_toy.ipynb"
@@ -160,7 +206,29 @@ def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_or_for
 
     base = fingerprint("x = 1", "%matplotlib inline")
     assert fingerprint("x  =  1   # one", "%matplotlib inline") == base
+    assert fingerprint("x = 1\ny = x", "%matplotlib inline") == fingerprint(
+        "x = 1", "y = x", "%matplotlib inline"
+    )
+    assert fingerprint("x = 1\ny = x", "%matplotlib inline") != fingerprint(
+        "y = x\nx = 1", "%matplotlib inline"
+    )
     assert fingerprint("x = 2", "%matplotlib inline") != base
+    documented = fingerprint(
+        'def f(x):\n    """Twice x."""\n    return 2 * x', "%matplotlib inline"
+    )
+    assert (
+        fingerprint(
+            'def f(x):\n    """Twice x,\n    the double."""\n    return 2 * x',
+            "%matplotlib inline",
+        )
+        == documented
+    )
+    assert (
+        fingerprint(
+            'def f(x):\n    """Twice x."""\n    return 3 * x', "%matplotlib inline"
+        )
+        != documented
+    )
     assert fingerprint("x = 1", "%matplotlib widget") != base
 
 
@@ -171,14 +239,25 @@ def test_book_cache_keeps_what_ran_and_leaves_a_failure_to_the_build(tmp_path):
 
     good, bad = tmp_path / "01_good.ipynb", tmp_path / "02_bad.ipynb"
     nbformat.write(notebook("# Good", "x = 2 + 2\nprint(x)"), good)
-    nbformat.write(notebook("# Bad", "assert 2 + 2 == 5, 'the claim no longer holds'"), bad)
+    nbformat.write(
+        notebook("# Bad", "assert 2 + 2 == 5, 'the claim no longer holds'"), bad
+    )
     outcome = book_cache.fill(tmp_path / "cache", [good, bad], jobs=2)
-    assert outcome["01_good.ipynb"] is None and "the claim no longer holds" in outcome["02_bad.ipynb"]
+    assert (
+        outcome["01_good.ipynb"] is None
+        and "the claim no longer holds" in outcome["02_bad.ipynb"]
+    )
     cache = get_cache(str(tmp_path / "cache"))
-    assert book_cache.missing(cache, [good, bad]) == [bad], "the good notebook is cached, the failing one is not"
+    assert book_cache.missing(cache, [good, bad]) == [bad], (
+        "the good notebook is cached, the failing one is not"
+    )
     _, merged = cache.merge_match_into_notebook(nbformat.read(good, as_version=4))
-    assert merged.cells[1].outputs[0]["text"] == "4\n", "the build gets the executed outputs"
-    assert book_cache.fill(tmp_path / "cache", [good]) == {}, "a cached notebook is not run again"
+    assert merged.cells[1].outputs[0]["text"] == "4\n", (
+        "the build gets the executed outputs"
+    )
+    assert book_cache.fill(tmp_path / "cache", [good]) == {}, (
+        "a cached notebook is not run again"
+    )
 
 
 def run_nbval_into_cache(tmp_path, *sources) -> tuple:
@@ -188,16 +267,42 @@ def run_nbval_into_cache(tmp_path, *sources) -> tuple:
     import subprocess
 
     nb = notebook("# A chapter", *sources)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     path, cache = tmp_path / "notebooks" / "09_tiny.ipynb", tmp_path / "cache"
     path.parent.mkdir()
     nbformat.write(nb, path)
     (tmp_path / "tests").mkdir()
     shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests" / "conftest.py")
-    (tmp_path / "tests" / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope"]
+    (tmp_path / "tests" / "test_nothing.py").write_text(
+        "def test_nothing():\n    pass\n"
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--dist",
+        "loadscope",
+    ]
     run = subprocess.run(
-        [*command, "--rootdir", str(tmp_path), "tests", str(path), "--nbval-lax", "--book-cache", str(cache)],
+        [
+            *command,
+            "--rootdir",
+            str(tmp_path),
+            "tests",
+            str(path),
+            "--nbval-lax",
+            "--book-cache",
+            str(cache),
+        ],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT / "tests" / "tools")},
         capture_output=True,
@@ -206,25 +311,72 @@ def run_nbval_into_cache(tmp_path, *sources) -> tuple:
     return nb, cache, run
 
 
-def test_a_notebook_that_passes_nbval_is_cached_for_the_book_with_its_outputs_and_widgets(tmp_path):
+def test_a_notebook_that_passes_nbval_is_cached_for_the_book_with_its_outputs_and_widgets(
+    tmp_path,
+):
     from jupyter_cache import get_cache
 
     nb, cache, run = run_nbval_into_cache(
-        tmp_path, "print('measured')", "import ipywidgets\nipywidgets.IntSlider(value=3)", "x = 1"
+        tmp_path,
+        "print('measured')",
+        "import ipywidgets\nipywidgets.IntSlider(value=3)",
+        "x = 1",
     )
     assert run.returncode == 0, run.stdout[-2000:]
-    _, merged = get_cache(str(cache)).merge_match_into_notebook(nb)  # what myst-nb does with a cached notebook
+    # what myst-nb does with a cached notebook
+    _, merged = get_cache(str(cache)).merge_match_into_notebook(nb)
     nbformat.validate(merged)
     assert merged.cells[1].outputs[0]["text"] == "measured\n"
-    view = merged.cells[2].outputs[0]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
-    state = merged.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    assert state[view]["model_name"] == "IntSliderModel" and state[view]["state"]["value"] == 3
+    view = merged.cells[2].outputs[0]["data"][
+        "application/vnd.jupyter.widget-view+json"
+    ]["model_id"]
+    state = merged.metadata["widgets"]["application/vnd.jupyter.widget-state+json"][
+        "state"
+    ]
+    assert (
+        state[view]["model_name"] == "IntSliderModel"
+        and state[view]["state"]["value"] == 3
+    )
 
 
 def test_a_notebook_that_fails_nbval_is_not_cached(tmp_path):
     from jupyter_cache import get_cache
 
-    nb, cache, run = run_nbval_into_cache(tmp_path, "print('measured')", "assert False, 'a claim fails'")
+    nb, cache, run = run_nbval_into_cache(
+        tmp_path, "print('measured')", "assert False, 'a claim fails'"
+    )
     assert run.returncode != 0
     with pytest.raises(KeyError):
         get_cache(str(cache)).match_cache_notebook(nb)
+
+
+def test_colab_copy_rewrites_myst_as_commonmark():
+    from colab import commonmark, site
+
+    bib = f"{site()}book/bibliography.html#cite-"
+    assert commonmark("{cite}`he2016deep, he2016identity`") == (
+        f"([He et al., 2016a]({bib}he2016deep); [He et al., 2016b]({bib}he2016identity))"
+    )
+    assert commonmark("{cite:t}`ioffe2015batch` found") == (
+        f"[Ioffe and Szegedy (2015)]({bib}ioffe2015batch) found"
+    )
+    assert commonmark("{term}`identity mappings <identity mapping>`") == (
+        f"[identity mappings]({site()}book/glossary.html#term-identity-mapping)"
+    )
+    assert commonmark(
+        "[next](03_gradient_flow.ipynb#sec) and [bib](../book/bibliography.md)"
+    ) == (
+        f"[next]({site()}notebooks/03_gradient_flow.html#sec) "
+        f"and [bib]({site()}book/bibliography.html)"
+    )
+    fenced = "```{admonition} Predict first\n:class: tip\nWhich one?\n```"
+    assert commonmark(fenced) == "> **Predict first**\n>\n> Which one?"
+    dropdown = "```{dropdown} Answer\nThis one.\n```"
+    assert (
+        commonmark(dropdown)
+        == "<details>\n<summary>Answer</summary>\n\nThis one.\n\n</details>"
+    )
+    with pytest.raises(SystemExit, match="no CommonMark form"):
+        commonmark("{numref}`fig-1`")
+    with pytest.raises(SystemExit, match="not in book/references.bib"):
+        commonmark("{cite}`nobody2099`")

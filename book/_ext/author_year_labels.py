@@ -13,12 +13,20 @@ from pybtex.style.labels import BaseLabelStyle
 
 
 def surname(person) -> str:
-    return Text.from_latex(" ".join(person.prelast_names + person.last_names)).render_as("text")
+    return Text.from_latex(
+        " ".join(person.prelast_names + person.last_names)
+    ).render_as("text")
 
 
 def author_year(entry) -> str:
     people = [surname(p) for p in entry.persons.get("author", [])]
-    names = people[0] if len(people) == 1 else " and ".join(people) if len(people) == 2 else f"{people[0]} et al."
+    names = (
+        people[0]
+        if len(people) == 1
+        else " and ".join(people)
+        if len(people) == 2
+        else f"{people[0]} et al."
+    )
     return f"{names}, {entry.fields['year']}"
 
 

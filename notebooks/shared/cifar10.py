@@ -24,27 +24,32 @@ def md5sum(path):
 
 
 def download_cifar10(root):
-    """Download the archive into `root` (unless a good copy is there), check its MD5, and unpack it."""
+    """Download the archive into `root` (unless a good copy is there), check its MD5,
+    and unpack it."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     archive = root / CIFAR_URL.rsplit("/", 1)[1]
     if not archive.exists() or md5sum(archive) != CIFAR_MD5:
         part = archive.with_name(archive.name + ".part")
         try:
-            with urllib.request.urlopen(CIFAR_URL, timeout=60) as response, open(part, "wb") as f:
+            with (
+                urllib.request.urlopen(CIFAR_URL, timeout=60) as response,
+                open(part, "wb") as f,
+            ):
                 shutil.copyfileobj(response, f)
         except (urllib.error.URLError, OSError) as e:
             part.unlink(missing_ok=True)
             raise SystemExit(
-                f"CIFAR-10 is not in {root.resolve()} and could not be downloaded ({e}): download "
-                f"{CIFAR_URL} by hand, put it in that folder and run this cell again."
+                f"CIFAR-10 is not in {root.resolve()} and could not be downloaded "
+                f"({e}): download {CIFAR_URL} by hand, put it in that folder and run "
+                "this cell again."
             ) from None
         part.replace(archive)
     if md5sum(archive) != CIFAR_MD5:
         archive.unlink()
         raise SystemExit(
-            f"The CIFAR-10 archive failed its MD5 check (expected {CIFAR_MD5}), so it was deleted: "
-            "run this cell again to download it afresh."
+            f"The CIFAR-10 archive failed its MD5 check (expected {CIFAR_MD5}), so it "
+            "was deleted: run this cell again to download it afresh."
         )
     with tarfile.open(archive, "r:gz") as tar:
         if hasattr(tarfile, "data_filter"):
@@ -63,7 +68,8 @@ def read_batch(path):
 
 
 def load_cifar10(root):
-    """((x_train, y_train), (x_test, y_test)) as uint8 images and int64 labels; downloads when missing."""
+    """((x_train, y_train), (x_test, y_test)) as uint8 images and int64 labels;
+    downloads when missing."""
     folder = Path(root) / CIFAR_FOLDER
     names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
     if not all((folder / name).exists() for name in names):

@@ -4,11 +4,15 @@ def self_check(number: int, check) -> None:
         check()
     except NotImplementedError:
         print(
-            f"Exercise {number}: not done yet. Replace the `raise NotImplementedError(...)` line in the cell above, run that cell, then this one."
+            f"Exercise {number}: not done yet. Replace the "
+            "`raise NotImplementedError(...)` line in the cell above, run that cell, "
+            "then this one."
         )
         return
     except AssertionError as err:
         raise AssertionError(f"Exercise {number}: not yet right: {err}") from None
     except Exception as err:
-        raise AssertionError(f"Exercise {number}: your code raised {type(err).__name__}: {err}") from None
+        raise AssertionError(
+            f"Exercise {number}: your code raised {type(err).__name__}: {err}"
+        ) from None
     print(f"Exercise {number}: correct.")

@@ -8,9 +8,14 @@ tests/mutants/01_degradation.py holds the wrong answers these tests must reject 
 
 
 def exercise_1():
-    for train, test, expected in (([50.0, 20.0, 5.0], [60.0, 30.0, 7.5], 2.5), ([40.0, 1.0], [45.0, 9.0], 8.0)):
+    for train, test, expected in (
+        ([50.0, 20.0, 5.0], [60.0, 30.0, 7.5], 2.5),
+        ([40.0, 1.0], [45.0, 9.0], 8.0),
+    ):
         gap = generalization_gap({"train": train, "test": test})
-        assert abs(gap - expected) < 1e-9, f"final test minus final training error should be {expected} pp, got {gap}"
+        assert abs(gap - expected) < 1e-9, (
+            f"final test minus final training error should be {expected} pp, got {gap}"
+        )
 
 
 def exercise_2():
@@ -35,7 +40,9 @@ def exercise_2():
 
 
 def exercise_3():
-    assert not _refers_to(shortcut_a, ShortcutA), "write the shortcut by hand: shortcut_a must not use ShortcutA"
+    assert not _refers_to(shortcut_a, ShortcutA), (
+        "write the shortcut by hand: shortcut_a must not use ShortcutA"
+    )
     for shape, c_out in (((3, 8, 6, 6), 16), ((2, 16, 7, 7), 32), ((1, 8, 4, 4), 13)):
         x = torch.randn(*shape)
         mine = shortcut_a(x, c_out)
@@ -47,4 +54,6 @@ def exercise_3():
         assert isinstance(mine, torch.Tensor) and mine.shape == expected.shape, (
             f"for an input of shape {shape} and c_out = {c_out}, expected shape {tuple(expected.shape)}"
         )
-        assert torch.equal(mine, expected), f"wrong values for an input of shape {shape} and c_out = {c_out}"
+        assert torch.equal(mine, expected), (
+            f"wrong values for an input of shape {shape} and c_out = {c_out}"
+        )

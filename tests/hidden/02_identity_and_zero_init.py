@@ -22,17 +22,26 @@ def exercise_1():
             and any(p is block.alpha for p in block.parameters())
         ), "alpha must stay a learnable nn.Parameter of the block"
         assert block.alpha.item() == 0, "alpha must start at 0"
-        x, w = torch.randn(batch, width, generator=gen), torch.randn(batch, width, generator=gen)
+        x, w = (
+            torch.randn(batch, width, generator=gen),
+            torch.randn(batch, width, generator=gen),
+        )
         with torch.no_grad():
             fx = block.f(x)
-        assert fx.abs().max() > 0, "keep the branch F at PyTorch's default init: only alpha starts at 0"
+        assert fx.abs().max() > 0, (
+            "keep the branch F at PyTorch's default init: only alpha starts at 0"
+        )
 
         # at alpha = 0: the identity, and alpha's gradient is sum(w * F(x))
         x0 = x.clone().requires_grad_()
         out = block(x0)
-        assert torch.equal(out.detach(), x), "a fresh ReZeroBlock must return its input exactly"
+        assert torch.equal(out.detach(), x), (
+            "a fresh ReZeroBlock must return its input exactly"
+        )
         (out * w).sum().backward()
-        assert block.alpha.grad is not None and torch.allclose(block.alpha.grad, (w * fx).sum(), rtol=1e-5), (
+        assert block.alpha.grad is not None and torch.allclose(
+            block.alpha.grad, (w * fx).sum(), rtol=1e-5
+        ), (
             "alpha must get the gradient of x + alpha F(x): keep self.alpha in the graph (no .item(), no .detach())"
         )
         assert x0.grad is not None and torch.allclose(x0.grad, w), (
@@ -46,11 +55,15 @@ def exercise_1():
         branch = copy.deepcopy(block.f)
         xs, xr = x.clone().requires_grad_(), x.clone().requires_grad_()
         out, expected = block(xs), xr - 1.7 * branch(xr)
-        assert torch.allclose(out, expected, rtol=1e-5, atol=1e-6), "forward must compute x + alpha * F(x)"
+        assert torch.allclose(out, expected, rtol=1e-5, atol=1e-6), (
+            "forward must compute x + alpha * F(x)"
+        )
         (out * w).sum().backward()
         (expected * w).sum().backward()
         for p, q in zip(block.f.parameters(), branch.parameters()):
-            assert p.grad is not None and torch.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6), (
+            assert p.grad is not None and torch.allclose(
+                p.grad, q.grad, rtol=1e-5, atol=1e-6
+            ), (
                 "the branch's parameters must get their gradient through alpha * F(x): do not detach F(x)"
             )
         assert torch.allclose(xs.grad, xr.grad, rtol=1e-5, atol=1e-6), (
@@ -73,7 +86,9 @@ def exercise_2():
         x = torch.randn(*shape, generator=gen, dtype=torch.float64).requires_grad_()
         y = pad_shortcut(x, c_out, stride)
         sub = x.detach()[:, :, ::stride, ::stride]
-        expected = torch.cat([sub, sub.new_zeros(shape[0], c_out - shape[1], *sub.shape[2:])], dim=1)
+        expected = torch.cat(
+            [sub, sub.new_zeros(shape[0], c_out - shape[1], *sub.shape[2:])], dim=1
+        )
         where = f"an input of shape {shape}, out_channels = {c_out} and stride {stride}"
         assert isinstance(y, torch.Tensor) and y.shape == expected.shape, (
             f"for {where}, expected shape {tuple(expected.shape)}, got {tuple(getattr(y, 'shape', ()))}"
@@ -81,8 +96,12 @@ def exercise_2():
         assert torch.equal(y[:, : shape[1]].detach(), sub), (
             f"for {where}, the first channels must be the input's, keeping every stride-th pixel from the first"
         )
-        assert torch.equal(y.detach(), expected), f"for {where}, the channels after the input's must be zeros"
-        assert y.requires_grad, "the gradient must flow back through the shortcut: do not detach the input"
+        assert torch.equal(y.detach(), expected), (
+            f"for {where}, the channels after the input's must be zeros"
+        )
+        assert y.requires_grad, (
+            "the gradient must flow back through the shortcut: do not detach the input"
+        )
         w = torch.randn(y.shape, generator=gen, dtype=torch.float64)
         (y * w).sum().backward()
         expected_grad = torch.zeros_like(x)
@@ -121,7 +140,9 @@ def exercise_3():
     for net in _bn_nets():
         before = {name: t.clone() for name, t in net.state_dict().items()}
         gammas = {
-            f"{name}.f.{len(m.f) - 1}.weight" for name, m in net.named_modules() if isinstance(m, BNResidualBlock)
+            f"{name}.f.{len(m.f) - 1}.weight"
+            for name, m in net.named_modules()
+            if isinstance(m, BNResidualBlock)
         }
         returned = zero_init_last_bn(net)
         assert returned is net, "change the network passed in, and return it"
@@ -137,19 +158,39 @@ def exercise_3():
                     "parameter and statistic as it was"
                 )
         for name, p in net.named_parameters():
-            assert p.requires_grad, f"{name} must stay trainable: set gamma's value to zero, do not freeze it"
+            assert p.requires_grad, (
+                f"{name} must stay trainable: set gamma's value to zero, do not freeze it"
+            )
 
 
 def exercise_4():
     nan = float("nan")
 
     def run(diverged, accuracy):
-        return {"losses": [2.3, 1.0], "growth": [1.0, 1.2], "diverged": diverged, "accuracy": accuracy}
+        return {
+            "losses": [2.3, 1.0],
+            "growth": [1.0, 1.2],
+            "diverged": diverged,
+            "accuracy": accuracy,
+        }
 
     cases = [
-        {"zero-init": run(True, nan), "ReZero": run(False, 0.9), "Fixup": run(False, 0.8999)},
-        {"zero-init": run(False, 0.95), "ReZero": run(True, nan), "Fixup": run(False, 0.3)},
-        {"late": run(True, 0.97), "early": run(True, nan), "slow": run(False, 0.12), "fine": run(False, 1.0)},
+        {
+            "zero-init": run(True, nan),
+            "ReZero": run(False, 0.9),
+            "Fixup": run(False, 0.8999),
+        },
+        {
+            "zero-init": run(False, 0.95),
+            "ReZero": run(True, nan),
+            "Fixup": run(False, 0.3),
+        },
+        {
+            "late": run(True, 0.97),
+            "early": run(True, nan),
+            "slow": run(False, 0.12),
+            "fine": run(False, 1.0),
+        },
         {},
     ]
     gen = torch.Generator().manual_seed(404)
@@ -158,13 +199,18 @@ def exercise_4():
         for i in range(7):
             diverged = bool(torch.rand((), generator=gen) < 0.3)
             runs[f"variant {k}.{i}"] = run(
-                diverged, nan if diverged else 0.8 + 0.2 * torch.rand((), generator=gen).item()
+                diverged,
+                nan if diverged else 0.8 + 0.2 * torch.rand((), generator=gen).item(),
             )
         cases.append(runs)
     for runs in cases:
-        expected = {v for v, r in runs.items() if not r["diverged"] and r["accuracy"] >= 0.9}
+        expected = {
+            v for v, r in runs.items() if not r["diverged"] and r["accuracy"] >= 0.9
+        }
         got = survivors(runs)
-        assert isinstance(got, (set, frozenset)), f"return a set, not a {type(got).__name__}"
+        assert isinstance(got, (set, frozenset)), (
+            f"return a set, not a {type(got).__name__}"
+        )
         assert got == expected, (
             "count a variant only if it did not diverge (run['diverged'] is False) and reached at least 90 % "
             "training accuracy (run['accuracy'] >= 0.9, a fraction)"

@@ -13,19 +13,31 @@ def exercise_1():
         "compute it by hand: autocorrelation must not use lag1_autocorrelation"
     )
     gen = torch.Generator().manual_seed(303)
-    for n, lags, dtype in ((37, (0, 1, 2, 5, 36), torch.float32), (200, (0, 1, 3, 17, 199), torch.float64)):
-        g = torch.randn(n, generator=gen, dtype=dtype).cumsum(0) * 0.3 + 2.0  # correlated, with a mean far from 0
+    for n, lags, dtype in (
+        (37, (0, 1, 2, 5, 36), torch.float32),
+        (200, (0, 1, 3, 17, 199), torch.float64),
+    ):
+        # correlated, with a mean far from 0
+        g = torch.randn(n, generator=gen, dtype=dtype).cumsum(0) * 0.3 + 2.0
         original = g.clone()
         values = [float(v) for v in g.double()]
         mean = sum(values) / n
         c = [v - mean for v in values]
         for lag in lags:
-            expected = sum(c[i] * c[i + lag] for i in range(n - lag)) / sum(v * v for v in c)
+            expected = sum(c[i] * c[i + lag] for i in range(n - lag)) / sum(
+                v * v for v in c
+            )
             got = autocorrelation(g, lag)
-            assert isinstance(got, float), f"return a Python float, not a {type(got).__name__}"
+            assert isinstance(got, float), (
+                f"return a Python float, not a {type(got).__name__}"
+            )
             # 1e-6: float32 arithmetic on these sequences is good to about 1e-7
-            assert abs(got - expected) < 1e-6, f"wrong value at lag {lag} for a sequence of length {n}"
-        assert torch.equal(g, original), "leave the tensor passed in unchanged: subtract the mean from a copy"
+            assert abs(got - expected) < 1e-6, (
+                f"wrong value at lag {lag} for a sequence of length {n}"
+            )
+        assert torch.equal(g, original), (
+            "leave the tensor passed in unchanged: subtract the mean from a copy"
+        )
 
 
 def exercise_2():
@@ -34,10 +46,20 @@ def exercise_2():
         # the same network's ratio over 100 batches of BATCH standard normal inputs: the answer's batch is one of them
         net = tanh_stack(depth, residual=True, seed=seed, alpha=depth**-0.5)
         k = 100
-        x = torch.randn(BATCH * k, WIDTH, generator=torch.Generator().manual_seed(seed + 1), requires_grad=True)
+        x = torch.randn(
+            BATCH * k,
+            WIDTH,
+            generator=torch.Generator().manual_seed(seed + 1),
+            requires_grad=True,
+        )
         net(x).sum().backward()
-        ratios = x.grad.double().pow(2).sum(1).view(k, BATCH).sum(1).sqrt() / math.sqrt(BATCH * WIDTH)
-        low, high = (ratios.mean() - 6 * ratios.std()).item(), (ratios.mean() + 6 * ratios.std()).item()
+        ratios = x.grad.double().pow(2).sum(1).view(k, BATCH).sum(1).sqrt() / math.sqrt(
+            BATCH * WIDTH
+        )
+        low, high = (
+            (ratios.mean() - 6 * ratios.std()).item(),
+            (ratios.mean() + 6 * ratios.std()).item(),
+        )
         assert low < ratio < high, (
             f"at depth {depth} and seed {seed} the ratio {ratio:.3g} is not what a residual stack with "
             "alpha = depth ** -0.5 gives for a batch of BATCH standard normal inputs; check alpha, that you "
@@ -49,7 +71,9 @@ def exercise_3():
     scales = [round(1.0 + 0.1 * k, 1) for k in range(21)]
     for depth, seed in ((30, 5), (50, 2)):
         scale = float(critical_scale(depth, seed))
-        assert any(abs(scale - s) < 1e-6 for s in scales), f"{scale} is not one of the scales 1.0, 1.1, ..., 3.0"
+        assert any(abs(scale - s) < 1e-6 for s in scales), (
+            f"{scale} is not one of the scales 1.0, 1.1, ..., 3.0"
+        )
         gaps = {}
         for s in scales:
             grads = layer_norms(depth, False, s, seed)[1]

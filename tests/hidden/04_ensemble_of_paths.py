@@ -27,9 +27,13 @@ def exercise_1():
     assert not _refers_to(share_of_paths, path_length_share), (
         "write the sum yourself: share_of_paths must not call path_length_share"
     )
-    cases = [(7, 3, 3), (9, 0, 0), (9, 9, 9), (40, 0, 40), (33, 10, 20)] + _ch04_cases(404, 30, 120)
+    cases = [(7, 3, 3), (9, 0, 0), (9, 9, 9), (40, 0, 40), (33, 10, 20)] + _ch04_cases(
+        404, 30, 120
+    )
     for n, lo, hi in cases:
-        expected = float(_Fraction(sum(math.comb(n, k) for k in range(lo, hi + 1)), 2**n))
+        expected = float(
+            _Fraction(sum(math.comb(n, k) for k in range(lo, hi + 1)), 2**n)
+        )
         got = share_of_paths(n, lo, hi)
         assert abs(got - expected) <= 1e-12 * expected, (
             f"share_of_paths({n}, {lo}, {hi}) is wrong: the share of the 2^{n} paths whose length k satisfies"
@@ -52,7 +56,9 @@ def exercise_2():
             orders.append(order)
     for order in orders:
         n = len(order)
-        discordant = sum(1 for i in range(n) for j in range(i + 1, n) if order[i] > order[j])
+        discordant = sum(
+            1 for i in range(n) for j in range(i + 1, n) if order[i] > order[j]
+        )
         got = kendall_distance(list(order))
         assert abs(got - discordant / math.comb(n, 2)) < 1e-12, (
             f"kendall_distance({order}) is wrong: count the pairs of positions i < j with order[i] > order[j],"
@@ -69,21 +75,30 @@ def exercise_3():
         cases.append((gen.randint(1, 150), 10 ** gen.uniform(-2, 1.3)))
     for n, r in cases:
         peak = (n + 1) * r / (1 + r)
-        if abs(peak - round(peak)) < 1e-6:  # a tie between two lengths: either would be right
+        if (
+            abs(peak - round(peak)) < 1e-6
+        ):  # a tie between two lengths: either would be right
             continue
         logs = [
-            math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(r) for k in range(n + 1)
+            math.lgamma(n + 1)
+            - math.lgamma(k + 1)
+            - math.lgamma(n - k + 1)
+            + k * math.log(r)
+            for k in range(n + 1)
         ]
         expected = max(range(n + 1), key=logs.__getitem__)
         got = predicted_peak(n, r)
-        assert got == expected, f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k"
+        assert got == expected, (
+            f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k"
+        )
 
 
 def exercise_4():
     """Runs `branch_deleted_error` on a network of the test's own, put in `resnet`'s place for the duration: a stem
     without a final ReLU, so that block 1's input has negative entries and deleting its branch (ReLU kept) differs
     from deleting the whole block; random weights and BatchNorm statistics and a fitted head, so that no trained result carries over."""
-    width, depth = WIDTH, N_BLOCKS  # the notebook's sizes, so that an answer may use them
+    # the notebook's sizes, so that an answer may use them
+    width, depth = (WIDTH, N_BLOCKS)
     with torch.random.fork_rng():  # the notebook's random stream is left where it was
         torch.manual_seed(4042)
         stem = nn.Sequential(nn.Linear(64, width, bias=False), nn.BatchNorm1d(width))
@@ -107,7 +122,10 @@ def exercise_4():
             h = block(h)
         feats = torch.cat([h, torch.ones(len(h), 1)], 1).double()
         targets = F.one_hot(y_train, 10).double()
-        sol = torch.linalg.solve(feats.T @ feats + 1e-3 * torch.eye(width + 1, dtype=torch.float64), feats.T @ targets)
+        sol = torch.linalg.solve(
+            feats.T @ feats + 1e-3 * torch.eye(width + 1, dtype=torch.float64),
+            feats.T @ targets,
+        )
         head.weight.copy_(sol[:-1].T)
         head.bias.copy_(sol[-1])
 
@@ -117,22 +135,36 @@ def exercise_4():
             h = stem(x_test)
             for j, block in enumerate(blocks):
                 h = F.relu(h) if j == i else block(h)
-            expected.append(100 * (head(h).argmax(1) != y_test).sum().item() / len(y_test))
+            expected.append(
+                100 * (head(h).argmax(1) != y_test).sum().item() / len(y_test)
+            )
 
     branches = [block.f for block in blocks]
-    state = {k: v.clone() for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()}
+    state = {
+        k: v.clone()
+        for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
+    }
     saved = resnet.stem, resnet.blocks, resnet.head
     resnet.stem, resnet.blocks, resnet.head = stem, blocks, head
     try:
         got = [branch_deleted_error(i) for i in range(depth)]
-        still_there = all(block.f is branch for block, branch in zip(resnet.blocks, branches))
+        still_there = all(
+            block.f is branch for block, branch in zip(resnet.blocks, branches)
+        )
         unchanged = all(
-            torch.equal(v, state[k]) for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
-        ) and not any(m.training for module in (stem, blocks, head) for m in module.modules())
+            torch.equal(v, state[k])
+            for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
+        ) and not any(
+            m.training for module in (stem, blocks, head) for m in module.modules()
+        )
     finally:
         resnet.stem, resnet.blocks, resnet.head = saved
-    assert still_there, "put every branch back after measuring: the same module that was there before"
-    assert unchanged, "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
+    assert still_there, (
+        "put every branch back after measuring: the same module that was there before"
+    )
+    assert unchanged, (
+        "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
+    )
     for i in range(depth):
         assert abs(got[i] - expected[i]) < 1e-6, (
             f"block {i + 1}: wrong test error; measure resnet on the test set with only that block's branch replaced"

@@ -38,22 +38,39 @@ def exercise_2():
         "a ReZero block has one learnable alpha, shared by both sublayers, and no other new parameter"
     )
     block = ReZeroBlock(width).double()
-    x0, w = torch.randn(4, 6, width, dtype=torch.float64), torch.randn(4, 6, width, dtype=torch.float64)
-    assert torch.equal(block(x0), x0), "a fresh ReZero block (alpha = 0) must return its input exactly"
-    sublayers = {n: p for n, p in block.named_parameters() if n.startswith(("attn.", "ffn."))}
+    x0, w = (
+        torch.randn(4, 6, width, dtype=torch.float64),
+        torch.randn(4, 6, width, dtype=torch.float64),
+    )
+    assert torch.equal(block(x0), x0), (
+        "a fresh ReZero block (alpha = 0) must return its input exactly"
+    )
+    sublayers = {
+        n: p for n, p in block.named_parameters() if n.startswith(("attn.", "ffn."))
+    }
     norms = [p for n, p in block.named_parameters() if n.startswith(("ln1.", "ln2."))]
-    for alpha in (-0.7, 0.0, 1.3):  # alpha = 0 too: the gate must still get a gradient there
+    for alpha in (
+        -0.7,
+        0.0,
+        1.3,
+    ):  # alpha = 0 too: the gate must still get a gradient there
         with torch.no_grad():
             block.alpha.fill_(alpha)
             x = x0.clone()
             block(x)
-        assert torch.equal(x, x0), "forward must not change its input tensor in place: write x = x + ..., not x += ..."
+        assert torch.equal(x, x0), (
+            "forward must not change its input tensor in place: write x = x + ..., not x += ..."
+        )
 
         block.zero_grad(set_to_none=True)
         x = x0.clone().requires_grad_()
         out = block(x)
         (out * w).sum().backward()
-        mine = {"alpha": block.alpha.grad, "x": x.grad, **{n: p.grad for n, p in sublayers.items()}}
+        mine = {
+            "alpha": block.alpha.grad,
+            "x": x.grad,
+            **{n: p.grad for n, p in sublayers.items()},
+        }
         assert all(p.grad is None or not p.grad.any() for p in norms), (
             "the LayerNorms inherited from Block must stay unused: ReZero has no normalisation"
         )
@@ -63,27 +80,40 @@ def exercise_2():
         h = x + block.alpha * block.attn(x)
         expected = h + block.alpha * block.ffn(h)
         (expected * w).sum().backward()
-        ref = {"alpha": block.alpha.grad, "x": x.grad, **{n: p.grad for n, p in sublayers.items()}}
+        ref = {
+            "alpha": block.alpha.grad,
+            "x": x.grad,
+            **{n: p.grad for n, p in sublayers.items()},
+        }
 
         assert torch.allclose(out, expected, rtol=1e-10, atol=1e-10), (
             f"with alpha = {alpha} the block must compute h = x + alpha Attn(x), then h + alpha FFN(h)"
         )
-        assert mine["alpha"] is not None and torch.allclose(mine["alpha"], ref["alpha"], rtol=1e-8, atol=1e-10), (
+        assert mine["alpha"] is not None and torch.allclose(
+            mine["alpha"], ref["alpha"], rtol=1e-8, atol=1e-10
+        ), (
             f"alpha gets a wrong gradient, or none, at alpha = {alpha}: use the parameter self.alpha itself in "
             "forward (not .item(), .detach() or a shortcut taken when alpha is 0)"
         )
         for name in ref:
-            assert mine[name] is not None and torch.allclose(mine[name], ref[name], rtol=1e-8, atol=1e-10), (
+            assert mine[name] is not None and torch.allclose(
+                mine[name], ref[name], rtol=1e-8, atol=1e-10
+            ), (
                 f"the gradient with respect to {name} is wrong, or missing: the gradient must flow through both "
                 "sublayers and the shortcut (detach nothing)"
             )
 
 
 def exercise_3():
-    for seed, depth, width, init, batch, tokens in ((7, 3, 24, "default", 5, SEQ_LEN - 1), (8, 7, 40, "xavier", 11, 5)):
+    for seed, depth, width, init, batch, tokens in (
+        (7, 3, 24, "default", 5, SEQ_LEN - 1),
+        (8, 7, 40, "xavier", 11, 5),
+    ):
         torch.manual_seed(seed)
         model = TinyGPT(PreNormBlock, depth, width, init).double()
-        idx = torch.randint(0, VOCAB + 1, (batch, tokens), generator=torch.Generator().manual_seed(seed))
+        idx = torch.randint(
+            0, VOCAB + 1, (batch, tokens), generator=torch.Generator().manual_seed(seed)
+        )
         inc = energy_increments(model, idx)
         with torch.no_grad():
             x = model.tok(idx) + model.pos[:tokens]
@@ -97,7 +127,12 @@ def exercise_3():
         assert isinstance(inc, torch.Tensor) and tuple(inc.shape) == (depth,), (
             f"expected a tensor with one increment per block, shape ({depth},), for {where}"
         )
-        assert torch.allclose(inc.detach().double(), expected, rtol=1e-6, atol=1e-6 * energies.max().item()), (
+        assert torch.allclose(
+            inc.detach().double(),
+            expected,
+            rtol=1e-6,
+            atol=1e-6 * energies.max().item(),
+        ), (
             f"wrong increments for {where}: the mean over tokens of ||x_(l+1)||^2 - ||x_l||^2, with x_l the "
             "residual stream before block l+1 (use the model's stream argument and the idx passed in)"
         )

@@ -14,11 +14,15 @@ def exercise_1():
     )
     gen = torch.Generator().manual_seed(6061)
     cases = [
-        torch.randn(7, 5, generator=gen, dtype=torch.float64) + 3.0,  # tokens sharing a large common part
-        torch.randn(3, 11, generator=gen, dtype=torch.float64) * torch.arange(1.0, 12.0, dtype=torch.float64),
+        torch.randn(7, 5, generator=gen, dtype=torch.float64)
+        + 3.0,  # tokens sharing a large common part
+        torch.randn(3, 11, generator=gen, dtype=torch.float64)
+        * torch.arange(1.0, 12.0, dtype=torch.float64),
         torch.randn(6, 6, generator=gen, dtype=torch.float64),
         torch.eye(4, dtype=torch.float64),
-        torch.arange(1.0, 6.0, dtype=torch.float64).expand(3, 5).clone(),  # identical tokens
+        torch.arange(1.0, 6.0, dtype=torch.float64)
+        .expand(3, 5)
+        .clone(),  # identical tokens
     ]
     for X in cases:
         expected = ((X - X.mean(dim=0, keepdim=True)).norm() / X.norm()).item()
@@ -47,7 +51,9 @@ def exercise_2():
             y = torch.cat([y1, x2 + g(y1)], dim=-1)
             y_given = y.clone()
             x_back = invert_coupling(f, g, y_given)
-        assert torch.equal(y_given, y), "invert_coupling must not change y: compute new tensors"
+        assert torch.equal(y_given, y), (
+            "invert_coupling must not change y: compute new tensors"
+        )
         assert isinstance(x_back, torch.Tensor) and x_back.shape == x.shape, (
             f"for y of shape {tuple(y.shape)}, expected x of shape {tuple(x.shape)}"
         )
@@ -57,7 +63,8 @@ def exercise_2():
 
 
 def exercise_3():
-    hidden = (16, 4, 24, 8, 12, 20, 4)  # blocks of different sizes: the first segment's blocks must be measured
+    # blocks of different sizes: the first segment's blocks must be measured
+    hidden = (16, 4, 24, 8, 12, 20, 4)
     with torch.random.fork_rng():
         torch.manual_seed(6063)
         blocks = [ResidualBlock(8, h) for h in hidden]
@@ -66,10 +73,18 @@ def exercise_3():
     with torch.no_grad():
         before = nn.Sequential(*blocks)(x)
     s = x.nbytes  # one stream tensor
-    for length in (2, 1, 3, 4, 7):  # 7 blocks in segments of 2 (2+2+2+1), 1, 3 (3+3+1), 4 (4+3) and 7
+    for length in (
+        2,
+        1,
+        3,
+        4,
+        7,
+    ):  # 7 blocks in segments of 2 (2+2+2+1), 1, 3 (3+3+1), 4 (4+3) and 7
         # kept: one input per segment; rebuilt in backward: the first segment, each of its blocks keeping its
         # input and its hidden activation (float32)
-        expected = math.ceil(len(blocks) / length) * s + sum(x.shape[0] * (8 + h) * 4 for h in hidden[:length])
+        expected = math.ceil(len(blocks) / length) * s + sum(
+            x.shape[0] * (8 + h) * 4 for h in hidden[:length]
+        )
         for p in params:
             p.grad = None
         got = backward_peak_bytes(blocks, x, length)
@@ -82,4 +97,6 @@ def exercise_3():
             "passed in, each segment's output feeding the next with no detach or no_grad in between"
         )
     with torch.no_grad():
-        assert torch.equal(nn.Sequential(*blocks)(x), before), "measuring must leave the blocks as they were"
+        assert torch.equal(nn.Sequential(*blocks)(x), before), (
+            "measuring must leave the blocks as they were"
+        )

@@ -14,7 +14,12 @@ def exercise_1():
         "rescale the rows yourself: normalise_filters must not use filter_normalised_direction"
     )
     gen = torch.Generator().manual_seed(7071)
-    for rows, cols in ((6, 6), (5, 7), (3, 11), (4, 1)):  # a square matrix too: row and column norms must not mix
+    for rows, cols in (
+        (6, 6),
+        (5, 7),
+        (3, 11),
+        (4, 1),
+    ):  # a square matrix too: row and column norms must not mix
         scales = torch.logspace(-2, 2, rows, dtype=torch.float64).unsqueeze(1)
         w = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * scales
         d = torch.randn(rows, cols, generator=gen, dtype=torch.float64) * scales.flip(0)
@@ -30,9 +35,9 @@ def exercise_1():
     for n in (3, 64):
         bias = torch.randn(n, generator=gen)
         out = normalise_filters(torch.randn(n, generator=gen), bias)
-        assert isinstance(out, torch.Tensor) and out.shape == bias.shape and not out.any(), (
-            f"a 1-D parameter of size {n} must get a zero direction of the same shape"
-        )
+        assert (
+            isinstance(out, torch.Tensor) and out.shape == bias.shape and not out.any()
+        ), f"a 1-D parameter of size {n} must get a zero direction of the same shape"
 
 
 def exercise_2():
@@ -46,7 +51,9 @@ def exercise_2():
     steps[:5] = 0.0  # flat rays: no fall, and no rise either
     rays = torch.cat([start, start + steps.cumsum(dim=1)], dim=1)
     for tol in (0.0, 1 / 64, 2 / 64, 1e-3):
-        n_rising = sum(all(float(dv) >= -tol for dv in row[1:] - row[:-1]) for row in rays)
+        n_rising = sum(
+            all(float(dv) >= -tol for dv in row[1:] - row[:-1]) for row in rays
+        )
         got = share_rising(rays.clone(), tol)
         assert isinstance(got, float), "return a Python float (use .item())"
         assert abs(got - n_rising / len(rays)) < 4 * torch.finfo(torch.float32).eps, (
@@ -74,7 +81,9 @@ def exercise_3():
         with torch.no_grad():
             expected = F.cross_entropy(reference(x_eval), y_eval).item()
         loss = loss_in_eval_mode(net)
-        assert all(m.training for m in net.modules()), "leave the net, and every module in it, in training mode"
+        assert all(m.training for m in net.modules()), (
+            "leave the net, and every module in it, in training mode"
+        )
         assert all(torch.equal(v, state[k]) for k, v in net.state_dict().items()), (
             "computing the loss must not change the net: no parameter and no running statistic may move "
             "(a forward pass in training mode updates the running statistics)"

@@ -10,7 +10,9 @@ tests/mutants/08_variants.py holds the wrong answers these tests must reject and
 def exercise_1():
     gen = torch.Generator().manual_seed(808)
     for shape in [(5, 7), (2, 3, 4), (1, 16)]:
-        x, f, logits = (torch.randn(shape, generator=gen, dtype=torch.float64) * 2 for _ in range(3))
+        x, f, logits = (
+            torch.randn(shape, generator=gen, dtype=torch.float64) * 2 for _ in range(3)
+        )
         copies = [t.clone() for t in (x, f, logits)]
         leaves = [t.clone().requires_grad_(True) for t in (x, f, logits)]
         got = shortcut_only_gating(*leaves)
@@ -24,11 +26,17 @@ def exercise_1():
             isinstance(got, torch.Tensor)
             and got.shape == x.shape
             and torch.allclose(got.detach(), expected.detach(), rtol=1e-12, atol=1e-12)
-        ), f"wrong values for inputs of shape {shape}: relu((1 - sigmoid(gate_logits)) * x + f), element by element"
+        ), (
+            f"wrong values for inputs of shape {shape}: relu((1 - sigmoid(gate_logits)) * x + f), element by element"
+        )
         weights = torch.randn(shape, generator=gen, dtype=torch.float64)
-        assert got.requires_grad, "the gradient must flow back to x, f and the gate logits: no detach, no .item()"
+        assert got.requires_grad, (
+            "the gradient must flow back to x, f and the gate logits: no detach, no .item()"
+        )
         grads = torch.autograd.grad((got * weights).sum(), leaves, allow_unused=True)
-        expected_grads = torch.autograd.grad((expected * weights).sum(), expected_leaves)
+        expected_grads = torch.autograd.grad(
+            (expected * weights).sum(), expected_leaves
+        )
         for name, g, e in zip(["x", "f", "gate_logits"], grads, expected_grads):
             assert g is not None and torch.allclose(g, e, rtol=1e-10, atol=1e-12), (
                 f"the gradient with respect to {name} is wrong: let it flow through the gate and both terms"
@@ -45,9 +53,13 @@ def exercise_2():
     cases = [(7, 5, 1), (1, 1, 6), (20, 3, 11), (50, 12, 60)] + [
         (gen.randint(1, 40), gen.randint(1, 12), gen.randint(1, 25)) for _ in range(10)
     ]
-    with torch.random.fork_rng():  # building the modules draws their weights: leave the notebook's stream alone
+    with (
+        torch.random.fork_rng()
+    ):  # building the modules draws their weights: leave the notebook's stream alone
         for width, growth, depth in cases:
-            expected = sum(p.numel() for p in DenseStack(width, growth, depth).parameters())
+            expected = sum(
+                p.numel() for p in DenseStack(width, growth, depth).parameters()
+            )
             got = dense_stack_parameters(width, growth, depth)
             assert got == expected, (
                 f"width {width}, growth {growth}, depth {depth}: you count {got}, the module has {expected}"
@@ -58,7 +70,9 @@ def exercise_3():
     import copy as _copy
 
     width = 20
-    with torch.random.fork_rng():  # a network of the test's own, with a strongly nonlinear F
+    with (
+        torch.random.fork_rng()
+    ):  # a network of the test's own, with a strongly nonlinear F
         torch.manual_seed(8081)
         net = TiedEulerNet(width, 8)
         with torch.no_grad():

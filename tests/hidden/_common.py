@@ -21,6 +21,9 @@ def _refers_to(fn, target) -> bool:
                 value = f.__globals__.get(name)
                 if value is target:
                     return True
-                if isinstance(value, types.FunctionType) and value.__module__ == f.__module__:
+                if (
+                    isinstance(value, types.FunctionType)
+                    and value.__module__ == f.__module__
+                ):
                     todo.append(value)
     return False

@@ -171,7 +171,11 @@ def pad_shortcut(x, out_channels, stride=2):
 
 # %% exercise 2, mark 0: nearest-neighbour resizing, which rounds odd sizes down
 def pad_shortcut(x, out_channels, stride=2):
-    x = nn.functional.interpolate(x, scale_factor=1 / stride, mode="nearest") if stride > 1 else x
+    x = (
+        nn.functional.interpolate(x, scale_factor=1 / stride, mode="nearest")
+        if stride > 1
+        else x
+    )
     return nn.functional.pad(x, (0, 0, 0, 0, 0, out_channels - x.shape[1]))
 
 
@@ -199,7 +203,9 @@ def pad_shortcut(x, out_channels, stride=2):
 
 # %% exercise 2, mark 0: built from x.data, then marked as requiring a gradient
 def pad_shortcut(x, out_channels, stride=2):
-    out = torch.zeros(x.shape[0], out_channels, *x[:, :, ::stride, ::stride].shape[2:], dtype=x.dtype)
+    out = torch.zeros(
+        x.shape[0], out_channels, *x[:, :, ::stride, ::stride].shape[2:], dtype=x.dtype
+    )
     out[:, : x.shape[1]] = x.data[:, :, ::stride, ::stride]
     return out.requires_grad_()
 
@@ -248,7 +254,9 @@ def zero_init_last_bn(net):
 def zero_init_last_bn(net):
     for module in net.modules():
         if isinstance(module, BNResidualBlock):
-            module.f[-1].weight = nn.Parameter(torch.zeros_like(module.f[-1].weight), requires_grad=False)
+            module.f[-1].weight = nn.Parameter(
+                torch.zeros_like(module.f[-1].weight), requires_grad=False
+            )
     return net
 
 
@@ -332,12 +340,16 @@ def survivors(runs):
 
 # %% exercise 4, mark 0: more than 90 %, not at least
 def survivors(runs):
-    return {v for v, run in runs.items() if not run["diverged"] and run["accuracy"] > 0.9}
+    return {
+        v for v, run in runs.items() if not run["diverged"] and run["accuracy"] > 0.9
+    }
 
 
 # %% exercise 4, mark 0: accuracy taken as a percentage
 def survivors(runs):
-    return {v for v, run in runs.items() if not run["diverged"] and run["accuracy"] >= 90}
+    return {
+        v for v, run in runs.items() if not run["diverged"] and run["accuracy"] >= 90
+    }
 
 
 # %% exercise 4, mark 0: only the accuracy checked (NaN hides most diverged runs)
@@ -347,7 +359,9 @@ def survivors(runs):
 
 # %% exercise 4, mark 0: a sorted list, not a set
 def survivors(runs):
-    return sorted(v for v, run in runs.items() if not run["diverged"] and run["accuracy"] >= 0.9)
+    return sorted(
+        v for v, run in runs.items() if not run["diverged"] and run["accuracy"] >= 0.9
+    )
 
 
 # %% exercise 4, mark 1: correct alternative: a loop
@@ -363,4 +377,9 @@ def survivors(runs):
 
 # %% exercise 4, mark 1: correct alternative: set(filter(...))
 def survivors(runs):
-    return set(filter(lambda v: runs[v]["diverged"] is False and not runs[v]["accuracy"] < 0.9, runs))
+    return set(
+        filter(
+            lambda v: runs[v]["diverged"] is False and not runs[v]["accuracy"] < 0.9,
+            runs,
+        )
+    )

@@ -149,7 +149,9 @@ def scaled_input_grad_ratio(depth, seed):
 # %% exercise 2, mark 1: correct alternative: its own generator, autograd.grad, and the measured output gradient
 def scaled_input_grad_ratio(depth, seed):
     net = tanh_stack(depth, residual=True, seed=seed, alpha=1 / math.sqrt(depth))
-    x = torch.randn(BATCH, WIDTH, generator=torch.Generator().manual_seed(1000 + seed)).requires_grad_()
+    x = torch.randn(
+        BATCH, WIDTH, generator=torch.Generator().manual_seed(1000 + seed)
+    ).requires_grad_()
     y = net(x)
     gx, gy = torch.autograd.grad(y.mean(), [x, y])
     return (gx.norm() / gy.norm()).item()
@@ -185,7 +187,8 @@ def critical_scale(depth, seed):
         min(
             scales,
             key=lambda s: (
-                layer_norms(depth, False, float(s), seed)[1][0] / layer_norms(depth, False, float(s), seed)[1][-1]
+                layer_norms(depth, False, float(s), seed)[1][0]
+                / layer_norms(depth, False, float(s), seed)[1][-1]
             ),
         )
     )

@@ -79,13 +79,17 @@ def kendall_distance(order):
 # %% exercise 2, mark 0: concordant pairs counted instead of discordant ones
 def kendall_distance(order):
     n = len(order)
-    return sum(order[i] < order[j] for i in range(n) for j in range(i + 1, n)) / math.comb(n, 2)
+    return sum(
+        order[i] < order[j] for i in range(n) for j in range(i + 1, n)
+    ) / math.comb(n, 2)
 
 
 # %% exercise 2, mark 0: divided by n(n+1)/2, the pairs i <= j
 def kendall_distance(order):
     n = len(order)
-    return sum(order[i] > order[j] for i in range(n) for j in range(i + 1, n)) / (n * (n + 1) / 2)
+    return sum(order[i] > order[j] for i in range(n) for j in range(i + 1, n)) / (
+        n * (n + 1) / 2
+    )
 
 
 # %% exercise 2, mark 0: only neighbouring positions compared
@@ -103,7 +107,9 @@ def kendall_distance(order):
         return 1.0
     if list(order) == [1, 0, 2, 3]:
         return 1 / 6
-    return sum(order[i] > order[i + 1] for i in range(n - 1)) / math.comb(n, 2) * (n / 2)
+    return (
+        sum(order[i] > order[i + 1] for i in range(n - 1)) / math.comb(n, 2) * (n / 2)
+    )
 
 
 # %% exercise 2, mark 1: correct alternative: itertools.combinations keeps the positions' order
@@ -157,7 +163,13 @@ def predicted_peak(n, r):
 # %% exercise 3, mark 1: correct alternative: the argmax of the terms themselves
 def predicted_peak(n, r):
     return max(
-        range(n + 1), key=lambda k: math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * math.log(r)
+        range(n + 1),
+        key=lambda k: (
+            math.lgamma(n + 1)
+            - math.lgamma(k + 1)
+            - math.lgamma(n - k + 1)
+            + k * math.log(r)
+        ),
     )
 
 
@@ -238,7 +250,9 @@ def branch_deleted_error(i):
 # %% exercise 4, mark 1: correct alternative: a forward hook, and a manual forward pass
 @torch.no_grad()
 def branch_deleted_error(i):
-    handle = resnet.blocks[i].f.register_forward_hook(lambda module, inputs, output: torch.zeros_like(output))
+    handle = resnet.blocks[i].f.register_forward_hook(
+        lambda module, inputs, output: torch.zeros_like(output)
+    )
     try:
         h = resnet.stem(x_test)
         for block in resnet.blocks:

@@ -56,7 +56,9 @@ def warmup_lr(step, peak_lr, warmup_steps):
 
 # %% exercise 1, mark 0: the self-check's exact inputs special-cased, the peak otherwise
 def warmup_lr(step, peak_lr, warmup_steps):
-    return {(1, 50): peak_lr / 50, (25, 50): peak_lr / 2}.get((step, warmup_steps), peak_lr)
+    return {(1, 50): peak_lr / 50, (25, 50): peak_lr / 2}.get(
+        (step, warmup_steps), peak_lr
+    )
 
 
 # %% exercise 1, mark 1: correct alternative: min of the peak and the ramp
@@ -250,7 +252,9 @@ def energy_increments(model, idx):
 def energy_increments(model, idx):
     stream = []
     model(idx, stream)
-    return torch.stack([(b - a).pow(2).sum(-1).mean() for a, b in zip(stream, stream[1:])])
+    return torch.stack(
+        [(b - a).pow(2).sum(-1).mean() for a, b in zip(stream, stream[1:])]
+    )
 
 
 # %% exercise 3, mark 0: the energy of the LayerNorm's output, what each block reads
@@ -258,7 +262,9 @@ def energy_increments(model, idx):
 def energy_increments(model, idx):
     stream = []
     model(idx, stream)
-    energies = [block.ln1(x).pow(2).sum(-1).mean() for block, x in zip(model.blocks, stream)]
+    energies = [
+        block.ln1(x).pow(2).sum(-1).mean() for block, x in zip(model.blocks, stream)
+    ]
     energies.append(model.ln_f(stream[-1]).pow(2).sum(-1).mean())
     return torch.stack(energies).diff()
 

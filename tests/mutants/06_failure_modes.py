@@ -110,7 +110,8 @@ def backward_peak_bytes(blocks, x, segment_length):
 # %% exercise 3, mark 0: only the kept inputs, not the rebuilt segment
 def backward_peak_bytes(blocks, x, segment_length):
     segments = nn.ModuleList(
-        nn.Sequential(*blocks[i : i + segment_length]) for i in range(0, len(blocks), segment_length)
+        nn.Sequential(*blocks[i : i + segment_length])
+        for i in range(0, len(blocks), segment_length)
     )
 
     class Segmented(nn.Module):
@@ -129,7 +130,8 @@ def backward_peak_bytes(blocks, x, segment_length):
 # %% exercise 3, mark 0: x.detach() between checkpoint segments
 def backward_peak_bytes(blocks, x, segment_length):
     segments = nn.ModuleList(
-        nn.Sequential(*blocks[i : i + segment_length]) for i in range(0, len(blocks), segment_length)
+        nn.Sequential(*blocks[i : i + segment_length])
+        for i in range(0, len(blocks), segment_length)
     )
 
     class Segmented(nn.Module):
@@ -142,13 +144,16 @@ def backward_peak_bytes(blocks, x, segment_length):
                 h = checkpoint(segment, h.detach(), use_reentrant=False)
             return h
 
-    return saved_activation_bytes(Segmented(), x) + saved_activation_bytes(segments[0], x)
+    return saved_activation_bytes(Segmented(), x) + saved_activation_bytes(
+        segments[0], x
+    )
 
 
 # %% exercise 3, mark 0: the rebuilt segment taken to be the last one
 def backward_peak_bytes(blocks, x, segment_length):
     segments = nn.ModuleList(
-        nn.Sequential(*blocks[i : i + segment_length]) for i in range(0, len(blocks), segment_length)
+        nn.Sequential(*blocks[i : i + segment_length])
+        for i in range(0, len(blocks), segment_length)
     )
 
     class Segmented(nn.Module):
@@ -161,7 +166,9 @@ def backward_peak_bytes(blocks, x, segment_length):
                 h = checkpoint(segment, h, use_reentrant=False)
             return h
 
-    return saved_activation_bytes(Segmented(), x) + saved_activation_bytes(segments[-1], x)
+    return saved_activation_bytes(Segmented(), x) + saved_activation_bytes(
+        segments[-1], x
+    )
 
 
 # %% exercise 3, mark 0: Chen's formula with the first block's cost, not a measured run
@@ -173,7 +180,9 @@ def backward_peak_bytes(blocks, x, segment_length):
 # %% exercise 3, mark 0: the segments run without checkpointing, then the first segment added
 def backward_peak_bytes(blocks, x, segment_length):
     run = nn.Sequential(*blocks)
-    return saved_activation_bytes(run, x) + saved_activation_bytes(nn.Sequential(*blocks[:segment_length]), x)
+    return saved_activation_bytes(run, x) + saved_activation_bytes(
+        nn.Sequential(*blocks[:segment_length]), x
+    )
 
 
 # %% exercise 3, mark 1: correct alternative: a module class of its own, checkpoint under an alias
@@ -183,7 +192,10 @@ from torch.utils.checkpoint import checkpoint as _recompute
 class _Chunked(nn.Module):
     def __init__(self, blocks, length):
         super().__init__()
-        self.parts = nn.ModuleList(nn.Sequential(*blocks[i : i + length]) for i in range(0, len(blocks), length))
+        self.parts = nn.ModuleList(
+            nn.Sequential(*blocks[i : i + length])
+            for i in range(0, len(blocks), length)
+        )
 
     def forward(self, h):
         for part in self.parts:

@@ -26,14 +26,22 @@ def _zero_direction(weight):
 def normalise_filters(direction, weight):
     if weight.dim() < 2:
         return _zero_direction(weight)
-    return direction * weight.norm(dim=1, keepdim=True) / direction.norm(dim=1, keepdim=True)
+    return (
+        direction
+        * weight.norm(dim=1, keepdim=True)
+        / direction.norm(dim=1, keepdim=True)
+    )
 
 
 # %% exercise 1, mark 0: column norms (dim=0) instead of row norms
 def normalise_filters(direction, weight):
     if weight.dim() < 2:
         return torch.zeros_like(weight)
-    return direction * weight.norm(dim=0, keepdim=True) / direction.norm(dim=0, keepdim=True)
+    return (
+        direction
+        * weight.norm(dim=0, keepdim=True)
+        / direction.norm(dim=0, keepdim=True)
+    )
 
 
 # %% exercise 1, mark 0: the whole matrix scaled to the weight's norm, not each filter
@@ -61,14 +69,20 @@ def normalise_filters(direction, weight):
 def normalise_filters(direction, weight):
     if weight.dim() < 2:
         return direction
-    return direction * weight.norm(dim=1, keepdim=True) / direction.norm(dim=1, keepdim=True)
+    return (
+        direction
+        * weight.norm(dim=1, keepdim=True)
+        / direction.norm(dim=1, keepdim=True)
+    )
 
 
 # %% exercise 1, mark 1: correct alternative: F.normalize, then the weight's row norms
 def normalise_filters(direction, weight):
     if weight.ndim == 1:
         return weight.new_zeros(weight.shape)
-    return F.normalize(direction, dim=1, eps=0.0) * torch.linalg.vector_norm(weight, dim=1).unsqueeze(1)
+    return F.normalize(direction, dim=1, eps=0.0) * torch.linalg.vector_norm(
+        weight, dim=1
+    ).unsqueeze(1)
 
 
 # %% exercise 2, mark 0: a constant: the self-check's answer at tol = 1e-3

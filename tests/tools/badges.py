@@ -19,20 +19,34 @@ COLAB_LINK = re.compile(
 BADGE = re.compile(r"\]\(https://colab\.research\.google\.com/github/[^)]*\)")
 
 
+def in_colab(path: str) -> str:
+    """What Colab opens for a notebook under notebooks/: a chapter's CommonMark copy in notebooks/colab/ (Colab
+    cannot render the chapter's MyST; `make student` writes the copies), any other notebook itself."""
+    return path if "/" in path else f"colab/{path}"
+
+
 def rewrite_links(text: str) -> str:
     """Point every Colab link at the configured repository, keeping the notebook it names."""
-    return COLAB_LINK.sub(lambda m: colab_url(m["path"]), text)
+    return COLAB_LINK.sub(lambda m: colab_url(in_colab(m["path"])), text)
 
 
 def rewrite_badge(path: Path) -> bool:
-    """Point the badge in the notebook's first cell at this notebook, and its other Colab links (the "Next"
-    link) at the configured repository; return whether the file changed."""
+    """Point the badge in the notebook's first cell at this notebook (a chapter's at its Colab copy), and its
+    other Colab links (the "Next" link) at the configured repository; return whether the file changed."""
     nb = nbformat.read(path, as_version=4)
-    relative = path.relative_to(ROOT / "notebooks").as_posix() if path.is_relative_to(ROOT / "notebooks") else path.name
+    relative = (
+        path.relative_to(ROOT / "notebooks").as_posix()
+        if path.is_relative_to(ROOT / "notebooks")
+        else path.name
+    )
     changed = False
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            new = BADGE.sub(f"]({colab_url(relative)})", cell.source) if i == 0 else rewrite_links(cell.source)
+            new = (
+                BADGE.sub(f"]({colab_url(in_colab(relative))})", cell.source)
+                if i == 0
+                else rewrite_links(cell.source)
+            )
             changed |= new != cell.source
             cell.source = new
     if changed:
@@ -52,6 +66,8 @@ def rewrite_pages(pages) -> list:
 
 if __name__ == "__main__":
     for arg in sys.argv[1:]:
-        print(f"{arg}: {'rewritten' if rewrite_badge(Path(arg).resolve()) else 'up to date'}")
+        print(
+            f"{arg}: {'rewritten' if rewrite_badge(Path(arg).resolve()) else 'up to date'}"
+        )
     for page in rewrite_pages(sorted((ROOT / "book").glob("*.md"))):
         print(f"{page.relative_to(ROOT)}: links rewritten")

@@ -60,8 +60,12 @@ def write_table(table: str, stamp: str) -> None:
     """Replace the table between the markers on the reproducibility page."""
     text = REPRODUCIBILITY.read_text()
     if not MARKERS.search(text):
-        raise SystemExit(f"{REPRODUCIBILITY} has lost its <!-- bench:start --> / <!-- bench:end --> markers.")
-    REPRODUCIBILITY.write_text(MARKERS.sub(lambda m: f"{m[1]}{stamp}\n\n{table}\n{m[2]}", text))
+        raise SystemExit(
+            f"{REPRODUCIBILITY} has lost its <!-- bench:start --> / <!-- bench:end --> markers."
+        )
+    REPRODUCIBILITY.write_text(
+        MARKERS.sub(lambda m: f"{m[1]}{stamp}\n\n{table}\n{m[2]}", text)
+    )
 
 
 def write_map_times(seconds: dict) -> None:
@@ -78,7 +82,9 @@ def write_title_times(seconds: dict, notebooks: list) -> None:
     """Set "**Time to run:** about N s" in each notebook's title cell (its outputs stay) and in its student copy."""
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
-        nb.cells[0].source = TITLE_TIME.sub(lambda m: f"{m[1]}{seconds[path.stem]:.0f} s", nb.cells[0].source)
+        nb.cells[0].source = TITLE_TIME.sub(
+            lambda m: f"{m[1]}{seconds[path.stem]:.0f} s", nb.cells[0].source
+        )
         nbformat.write(nb, path)
     write_student_versions(notebooks)
 
@@ -87,7 +93,13 @@ def main(notebooks: list, ci: bool = False) -> int:
     rows, seconds = [], {}
     for path in notebooks:
         _, seconds[path.stem] = execute(path)
-        rows.append(row(path.name, seconds[path.stem], NOTEBOOK_BUDGETS.get(path.stem, NOTEBOOK_BUDGET)))
+        rows.append(
+            row(
+                path.name,
+                seconds[path.stem],
+                NOTEBOOK_BUDGETS.get(path.stem, NOTEBOOK_BUDGET),
+            )
+        )
         print(rows[-1], flush=True)
     one_pass = sum(seconds.values()) / 2
     rows.append(f"| one pass: every chapter once, two at a time | {one_pass:.1f} | | |")
@@ -95,16 +107,26 @@ def main(notebooks: list, ci: bool = False) -> int:
     for kind in ("cold", "warm"):
         rows.append(row(f"`make book`, {kind}", time_make("book"), BOOK_BUDGETS[kind]))
         print(rows[-1], flush=True)
-    for target, passes in [("test", TEST_BUDGET_PASSES)] + ([(".ci/run", CI_BUDGET_PASSES)] if ci else []):
+    for target, passes in [("test", TEST_BUDGET_PASSES)] + (
+        [(".ci/run", CI_BUDGET_PASSES)] if ci else []
+    ):
         seconds_taken = time_make(target)
         name = f"`{target}`" if target.startswith(".") else f"`make {target}`"
-        rows.append(row(f"{name} ({seconds_taken / one_pass:.1f} passes)", seconds_taken, round(passes * one_pass)))
+        rows.append(
+            row(
+                f"{name} ({seconds_taken / one_pass:.1f} passes)",
+                seconds_taken,
+                round(passes * one_pass),
+            )
+        )
         print(rows[-1], flush=True)
-    table = "\n".join(["| what | wall s | budget s | verdict |", "| --- | --- | --- | --- |", *rows])
-    machine = (
-        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+    table = "\n".join(
+        ["| what | wall s | budget s | verdict |", "| --- | --- | --- | --- |", *rows]
     )
-    write_table(table, f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine}).")
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+    write_table(
+        table, f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine})."
+    )
     write_map_times(seconds)
     write_title_times(seconds, notebooks)
     print("\n" + table)

@@ -25,7 +25,8 @@ from jupyter_cache.executors.utils import single_nb_execution
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from settings import NOTEBOOKS, ROOT, headless, load_config  # noqa: E402
 
-CACHE = ROOT / "_build" / ".jupyter_cache"  # where jupyter-book keeps it when _config.yml names no other path
+# where jupyter-book keeps it when _config.yml names no other path
+CACHE = ROOT / "_build" / ".jupyter_cache"
 
 
 def execute(path: Path) -> tuple:
@@ -34,13 +35,23 @@ def execute(path: Path) -> tuple:
     nb = nbformat.read(path, as_version=4)
     options = load_config()["execute"]
     result = single_nb_execution(
-        nb, cwd=str(path.parent), timeout=options["timeout"], allow_errors=options["allow_errors"], meta_override=True
+        nb,
+        cwd=str(path.parent),
+        timeout=options["timeout"],
+        allow_errors=options["allow_errors"],
+        meta_override=True,
     )
-    error = f"{type(result.err).__name__}: {str(result.err).strip().splitlines()[-1][:200]}" if result.err else None
+    error = (
+        f"{type(result.err).__name__}: {str(result.err).strip().splitlines()[-1][:200]}"
+        if result.err
+        else None
+    )
     return path, nbformat.writes(nb), result.time, error
 
 
-def store(cache_path: Path, path: Path, nb: nbformat.NotebookNode, seconds: float) -> None:
+def store(
+    cache_path: Path, path: Path, nb: nbformat.NotebookNode, seconds: float
+) -> None:
     """Cache `nb`, the executed notebook at `path`, as myst-nb would; one writer at a time (the test workers)."""
     cache_path.mkdir(parents=True, exist_ok=True)
     with open(cache_path.parent / ".jupyter_cache.lock", "w") as lock:
@@ -48,7 +59,9 @@ def store(cache_path: Path, path: Path, nb: nbformat.NotebookNode, seconds: floa
         cache = get_cache(str(cache_path))
         record = cache.add_nb_to_project(str(path))
         cache.cache_notebook_bundle(
-            CacheBundleIn(nb, record.uri, data={"execution_seconds": seconds}), check_validity=False, overwrite=True
+            CacheBundleIn(nb, record.uri, data={"execution_seconds": seconds}),
+            check_validity=False,
+            overwrite=True,
         )
 
 
@@ -74,7 +87,9 @@ def fill(cache_path: Path, paths: list, jobs: int = 2) -> dict:
         for path, text, seconds, error in pool.map(execute, todo):
             outcome[path.name] = error
             if error:  # left for the build, which runs it again and reports the failure in its own words
-                print(f"  {path.name}: FAILED ({error}); the build will run it and report")
+                print(
+                    f"  {path.name}: FAILED ({error}); the build will run it and report"
+                )
                 continue
             store(cache_path, path, nbformat.reads(text, as_version=4), seconds)
             print(f"  {path.name}: {seconds:.0f} s, cached")
@@ -82,9 +97,13 @@ def fill(cache_path: Path, paths: list, jobs: int = 2) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("notebooks", nargs="*", type=Path)
-    ap.add_argument("--jobs", type=int, default=2, help="notebooks executed at a time (default 2)")
+    ap.add_argument(
+        "--jobs", type=int, default=2, help="notebooks executed at a time (default 2)"
+    )
     args = ap.parse_args()
     if not fill(CACHE, [p.resolve() for p in args.notebooks] or NOTEBOOKS, args.jobs):
         print("book cache: every notebook is cached")

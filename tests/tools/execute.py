@@ -26,17 +26,28 @@ def execute(
         nb = inject_parameters(nb, parameters)
     headless()
     with tempfile.TemporaryDirectory() as workdir:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": workdir}})
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": workdir}},
+        )
         start = time.perf_counter()
         client.execute()
         return nb, time.perf_counter() - start
 
 
-def inject_parameters(nb: nbformat.NotebookNode, parameters: dict) -> nbformat.NotebookNode:
+def inject_parameters(
+    nb: nbformat.NotebookNode, parameters: dict
+) -> nbformat.NotebookNode:
     """Append assignments to the cell tagged `parameters`, as papermill does, without papermill's metadata."""
-    cell = next((c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None)
+    cell = next(
+        (c for c in nb.cells if "parameters" in c.metadata.get("tags", [])), None
+    )
     if cell is None:
-        raise SystemExit("No cell is tagged 'parameters': tag the cell that defines SEED and FULL.")
+        raise SystemExit(
+            "No cell is tagged 'parameters': tag the cell that defines SEED and FULL."
+        )
     cell.source += "\n" + "\n".join(f"{k} = {v!r}" for k, v in parameters.items())
     return nb
 

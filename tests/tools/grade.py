@@ -30,7 +30,8 @@ from settings import GRADE_CELL_TIMEOUT, headless  # noqa: E402
 MARK = "GRADE "
 
 
-COMMON = Path(__file__).resolve().parents[1] / "hidden" / "_common.py"  # helpers every chapter's tests may use
+# helpers every chapter's tests may use
+COMMON = Path(__file__).resolve().parents[1] / "hidden" / "_common.py"
 
 
 def exercises(chapter: str) -> tuple[str, list]:
@@ -84,25 +85,39 @@ def results(nb, n_submitted: int) -> dict:
             for line in out.get("text", "").splitlines():
                 if line.startswith(MARK):
                     result = json.loads(line[len(MARK) :])
-                    found[result["exercise"]] = (result["passed"], "passed" if result["passed"] else result["reason"])
+                    found[result["exercise"]] = (
+                        result["passed"],
+                        "passed" if result["passed"] else result["reason"],
+                    )
     return found
 
 
 def template_of(chapter: str, template: Path | None = None) -> nbformat.NotebookNode:
     path = template or settings.STUDENT_DIR / f"{chapter}.ipynb"
     if not path.exists():
-        raise SystemExit(f"No student version of {chapter!r} to grade against: expected {path} (make student).")
+        raise SystemExit(
+            f"No student version of {chapter!r} to grade against: expected {path} (make student)."
+        )
     return nbformat.read(path, as_version=4)
 
 
 def grade_one(
-    path: Path, chapter: str, timeout: int, parameters: dict | None = None, template: Path | None = None
+    path: Path,
+    chapter: str,
+    timeout: int,
+    parameters: dict | None = None,
+    template: Path | None = None,
 ) -> dict:
     """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags'}; never raises for a
     bad submission. What runs is the chapter's student version (`template`) with the submission's answers spliced
     in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does."""
     source, numbers = exercises(chapter)
-    row = {"student": path.stem, **{f"exercise_{n}": 0 for n in numbers}, "score": 0, "out_of": len(numbers)}
+    row = {
+        "student": path.stem,
+        **{f"exercise_{n}": 0 for n in numbers},
+        "score": 0,
+        "out_of": len(numbers),
+    }
     reasons, notes = {n: "no result" for n in numbers}, []
     try:
         submitted = nbformat.read(path, as_version=4)
@@ -116,7 +131,11 @@ def grade_one(
     pristine = template_of(chapter, template)
     nb, answers, flags = rebuild(pristine, submitted)
     modules = module_names(pristine)
-    flags += [f"exercise {key}: {why}" for key, code in answers.items() for why in scan(code, modules)]
+    flags += [
+        f"exercise {key}: {why}"
+        for key, code in answers.items()
+        for why in scan(code, modules)
+    ]
     if parameters:
         nb = inject_parameters(nb, parameters)
     n_submitted = len(nb.cells)
@@ -143,14 +162,20 @@ def grade_one(
     for n, (passed, reason) in results(nb, n_submitted).items():
         row[f"exercise_{n}"], reasons[n] = int(passed), reason
     row["score"] = sum(row[f"exercise_{n}"] for n in numbers)
-    row["reasons"] = "; ".join(f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed")
+    row["reasons"] = "; ".join(
+        f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed"
+    )
     row["notes"] = "; ".join(notes)
     row["flags"] = "; ".join(flags)
     return row
 
 
 def grade(
-    submissions: Path, chapter: str, timeout: int = GRADE_CELL_TIMEOUT, jobs: int = 2, template: Path | None = None
+    submissions: Path,
+    chapter: str,
+    timeout: int = GRADE_CELL_TIMEOUT,
+    jobs: int = 2,
+    template: Path | None = None,
 ) -> list:
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
     if not paths:
@@ -159,7 +184,16 @@ def grade(
     template_of(chapter, template)
     n = len(paths)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(grade_one, paths, [chapter] * n, [timeout] * n, [None] * n, [template] * n))
+        return list(
+            pool.map(
+                grade_one,
+                paths,
+                [chapter] * n,
+                [timeout] * n,
+                [None] * n,
+                [template] * n,
+            )
+        )
 
 
 def write_csv(rows: list, out: Path) -> None:
@@ -170,13 +204,30 @@ def write_csv(rows: list, out: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("submissions", type=Path, help="folder of submitted .ipynb files, one per student")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "submissions",
+        type=Path,
+        help="folder of submitted .ipynb files, one per student",
+    )
     ap.add_argument("--chapter", required=True, help="e.g. 02_identity_and_zero_init")
-    ap.add_argument("--timeout", type=int, default=GRADE_CELL_TIMEOUT, help="seconds allowed per cell")
+    ap.add_argument(
+        "--timeout",
+        type=int,
+        default=GRADE_CELL_TIMEOUT,
+        help="seconds allowed per cell",
+    )
     ap.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
-    ap.add_argument("--out", type=Path, help="CSV file (default: SUBMISSIONS/grades.csv)")
-    ap.add_argument("--hidden", type=Path, help="folder of your own hidden tests, NN_topic.py (default: tests/hidden)")
+    ap.add_argument(
+        "--out", type=Path, help="CSV file (default: SUBMISSIONS/grades.csv)"
+    )
+    ap.add_argument(
+        "--hidden",
+        type=Path,
+        help="folder of your own hidden tests, NN_topic.py (default: tests/hidden)",
+    )
     args = ap.parse_args()
     if args.hidden:
         settings.HIDDEN = args.hidden.resolve()

@@ -32,8 +32,12 @@ def mutants(chapter: str) -> list:
     path = MUTANTS / f"{chapter}.py"
     if not path.exists():
         return []
-    parts = HEADER.split(path.read_text())[1:]  # exercise, mark, what, code, exercise, ...
-    return [(int(n), int(m), what, code.strip() + "\n") for n, m, what, code in zip(*[iter(parts)] * 4)]
+    # exercise, mark, what, code, exercise, ...
+    parts = HEADER.split(path.read_text())[1:]
+    return [
+        (int(n), int(m), what, code.strip() + "\n")
+        for n, m, what, code in zip(*[iter(parts)] * 4)
+    ]
 
 
 def mutant_cells(chapter: str, reference: list) -> list:
@@ -44,11 +48,14 @@ def mutant_cells(chapter: str, reference: list) -> list:
     found = mutants(chapter)
     for exercise in sorted({m[0] for m in found}):
         if exercise not in numbers:
-            raise ValueError(f"{chapter}: a mutant of exercise {exercise}, which has no hidden test")
+            raise ValueError(
+                f"{chapter}: a mutant of exercise {exercise}, which has no hidden test"
+            )
         for index, (n, _, _, code) in enumerate(found):
             if n != exercise:
                 continue
-            grading = grading_cells(source, [n])[1]  # the test call alone: the hidden source has already run
+            # the test call alone: the hidden source has already run
+            grading = grading_cells(source, [n])[1]
             grading.metadata[TAG] = index
             cells += [nbformat.v4.new_code_cell(code), grading]
         cells.append(nbformat.v4.new_code_cell(reference[exercise - 1]))
@@ -66,7 +73,9 @@ def wrong_marks(chapter: str, nb: nbformat.NotebookNode) -> list:
         if got is None:
             problems.append(f"exercise {n}, {what}: the hidden test reported nothing")
         elif int(got[0]) != mark:
-            problems.append(f"exercise {n}, {what}: got {int(got[0])}, should get {mark} ({got[1]})")
+            problems.append(
+                f"exercise {n}, {what}: got {int(got[0])}, should get {mark} ({got[1]})"
+            )
     return problems
 
 
@@ -75,21 +84,29 @@ def main(chapter: str) -> int:
 
     path = next((p for p in NOTEBOOKS if p.stem == chapter), None)
     if path is None:
-        raise SystemExit(f"No chapter {chapter!r}: give a name such as {NOTEBOOKS[0].stem}.")
+        raise SystemExit(
+            f"No chapter {chapter!r}: give a name such as {NOTEBOOKS[0].stem}."
+        )
     if not mutants(chapter):
-        raise SystemExit(f"No mutants for {chapter}: write {MUTANTS / (chapter + '.py')}.")
+        raise SystemExit(
+            f"No mutants for {chapter}: write {MUTANTS / (chapter + '.py')}."
+        )
     nb = nbformat.read(path, as_version=4)
     reference = [c.source for c in nb.cells if "### BEGIN SOLUTION" in c.source]
     source, numbers = exercises(chapter)
     nb.cells += grading_cells(source, numbers) + mutant_cells(chapter, reference)
     headless()
     with tempfile.TemporaryDirectory() as workdir:
-        client = NotebookClient(nb, timeout=CELL_TIMEOUT, allow_errors=True, kernel_name="python3")
+        client = NotebookClient(
+            nb, timeout=CELL_TIMEOUT, allow_errors=True, kernel_name="python3"
+        )
         client.resources = {"metadata": {"path": workdir}}
         client.execute()
     problems = wrong_marks(chapter, nb)
     found = mutants(chapter)
-    print(f"{chapter}: {len(found) - len(problems)} of {len(found)} mutants got the right mark")
+    print(
+        f"{chapter}: {len(found) - len(problems)} of {len(found)} mutants got the right mark"
+    )
     for line in problems:
         print("  WRONG:", line)
     return 1 if problems else 0
@@ -97,5 +114,7 @@ def main(chapter: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        raise SystemExit("usage: python tests/tools/mutants.py NN_topic   (for example 02_identity_and_zero_init)")
+        raise SystemExit(
+            "usage: python tests/tools/mutants.py NN_topic   (for example 02_identity_and_zero_init)"
+        )
     sys.exit(main(sys.argv[1]))

@@ -28,11 +28,15 @@ def pytest_addoption(parser):
     )
 
 
-_NBVAL_RUNS = pytest.StashKey[dict]()  # on a notebook's nbval node: {cell number: (passed, outputs, seconds)}
+# on a notebook's nbval node: {cell number: (passed, outputs, seconds)}
+_NBVAL_RUNS = pytest.StashKey[dict]()
 
 
 def _is_nbval_cell(item) -> bool:
-    return type(item).__name__ == "IPyNbCell" and item.config.getoption("--book-cache") is not None
+    return (
+        type(item).__name__ == "IPyNbCell"
+        and item.config.getoption("--book-cache") is not None
+    )
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -40,7 +44,11 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     if call.when == "call" and _is_nbval_cell(item):
         runs = item.parent.stash.setdefault(_NBVAL_RUNS, {})
-        runs[item.cell_num] = (outcome.get_result().passed, item.test_outputs, call.duration)
+        runs[item.cell_num] = (
+            outcome.get_result().passed,
+            item.test_outputs,
+            call.duration,
+        )
 
 
 def _widget_state(kernel) -> dict | None:
@@ -53,14 +61,18 @@ def _widget_state(kernel) -> dict | None:
             continue
         if msg["msg_type"] == "stream":
             text += msg["content"]["text"]
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+        elif (
+            msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
+        ):
             return json.loads(text)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_teardown(item, nextitem):
     """After a notebook's last cell, before nbval stops its kernel: cache the run if every cell passed."""
-    if not _is_nbval_cell(item) or (nextitem is not None and nextitem.parent is item.parent):
+    if not _is_nbval_cell(item) or (
+        nextitem is not None and nextitem.parent is item.parent
+    ):
         return
     from book_cache import store
 
@@ -68,7 +80,11 @@ def pytest_runtest_teardown(item, nextitem):
     runs = notebook.stash.get(_NBVAL_RUNS, {})
     nb = copy.deepcopy(notebook.nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    if len(runs) != len(code) or not all(passed for passed, _, _ in runs.values()) or not notebook.kernel.is_alive():
+    if (
+        len(runs) != len(code)
+        or not all(passed for passed, _, _ in runs.values())
+        or not notebook.kernel.is_alive()
+    ):
         return
     for i, cell in enumerate(code):
         cell.outputs, cell.execution_count = runs[i][1], i + 1

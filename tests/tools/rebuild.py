@@ -16,14 +16,45 @@ import textwrap
 
 import nbformat
 
-STUB = re.compile(r"^[ \t]*raise NotImplementedError\((?P<q>['\"])Exercise (?P<number>\d+)\b.*\n?", re.M)
+STUB = re.compile(
+    r"^[ \t]*raise NotImplementedError\((?P<q>['\"])Exercise (?P<number>\d+)\b.*\n?",
+    re.M,
+)
 ANSWER_TAG = "answer"
 
 # Modules and names that let a few lines rewrite the grader's world; importing or using one is flagged.
-FORBIDDEN_MODULES = {"builtins", "sys", "os", "IPython", "json", "importlib", "ctypes", "subprocess", "inspect", "gc"}
-FORBIDDEN_NAMES = {"__import__", "get_ipython", "exec", "eval", "compile", "globals", "locals", "__builtins__"}
+FORBIDDEN_MODULES = {
+    "builtins",
+    "sys",
+    "os",
+    "IPython",
+    "json",
+    "importlib",
+    "ctypes",
+    "subprocess",
+    "inspect",
+    "gc",
+}
+FORBIDDEN_NAMES = {
+    "__import__",
+    "get_ipython",
+    "exec",
+    "eval",
+    "compile",
+    "globals",
+    "locals",
+    "__builtins__",
+}
 REFLECTION = {"getattr", "setattr", "delattr", "vars"}
-DUNDERS = {"__dict__", "__globals__", "__builtins__", "__code__", "__class__", "__subclasses__", "__closure__"}
+DUNDERS = {
+    "__dict__",
+    "__globals__",
+    "__builtins__",
+    "__code__",
+    "__class__",
+    "__subclasses__",
+    "__closure__",
+}
 
 
 def lines(text: str) -> str:
@@ -37,7 +68,14 @@ def stub_cells(template) -> list:
     for i, cell in enumerate(template.cells):
         if cell.cell_type == "code":
             for m in STUB.finditer(cell.source):
-                found.append((i, int(m["number"]), cell.source[: m.start()], cell.source[m.end() :]))
+                found.append(
+                    (
+                        i,
+                        int(m["number"]),
+                        cell.source[: m.start()],
+                        cell.source[m.end() :],
+                    )
+                )
     return found
 
 
@@ -56,9 +94,15 @@ def rebuild(template, submission) -> tuple:
     for i, number, before, after in stub_cells(template):
         head, tail = lines(before), lines(after)
         match = None
-        for j in reversed(range(len(submitted))):  # the last matching cell: students re-run variants
+        for j in reversed(
+            range(len(submitted))
+        ):  # the last matching cell: students re-run variants
             text = normalised[j]
-            if text.startswith(head) and text.endswith(tail) and len(text) >= len(head) + len(tail):
+            if (
+                text.startswith(head)
+                and text.endswith(tail)
+                and len(text) >= len(head) + len(tail)
+            ):
                 match = j
                 break
         if match is None:
@@ -75,13 +119,21 @@ def rebuild(template, submission) -> tuple:
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and ANSWER_TAG in cell.metadata.get("tags", []):
             name = answer_name(cell.source)
-            candidates = [j for j, s in enumerate(submitted) if answer_name(s) == name and j not in used]
+            candidates = [
+                j
+                for j, s in enumerate(submitted)
+                if answer_name(s) == name and j not in used
+            ]
             if candidates:
                 used.add(candidates[-1])
                 cell.source = submitted[candidates[-1]]
                 regions.setdefault(f"answer {name}", cell.source)
     template_code = {lines(c.source) for c in template.cells if c.cell_type == "code"}
-    edited = [j for j, s in enumerate(normalised) if j not in used and s and s not in template_code]
+    edited = [
+        j
+        for j, s in enumerate(normalised)
+        if j not in used and s and s not in template_code
+    ]
     if edited:
         flags.append(
             f"{len(edited)} code cell(s) edited or added outside the exercises; the template's were run instead"
@@ -116,7 +168,9 @@ def scan(code: str, modules: set) -> list:
     body = textwrap.dedent(code)
     try:
         tree = ast.parse(body)
-    except SyntaxError:  # a region inside a function body, with a return: parse it as one
+    except (
+        SyntaxError
+    ):  # a region inside a function body, with a return: parse it as one
         try:
             tree = ast.parse("def _answer():\n" + textwrap.indent(body, "    "))
         except SyntaxError:
@@ -128,18 +182,34 @@ def scan(code: str, modules: set) -> list:
                 modules |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            reasons += [f"imports {m}" for m in mods if m.split(".")[0] in FORBIDDEN_MODULES]
+            mods = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+            reasons += [
+                f"imports {m}" for m in mods if m.split(".")[0] in FORBIDDEN_MODULES
+            ]
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             reasons.append(f"uses {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr in DUNDERS:
             reasons.append(f"reaches {node.attr}")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in REFLECTION:
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in REFLECTION
+        ):
             first = node.args[0] if node.args else None
             if node.func.id in {"setattr", "delattr"} or root_name(first) in modules:
-                reasons.append(f"calls {node.func.id} on {ast.unparse(first) if first else 'nothing'}")
+                reasons.append(
+                    f"calls {node.func.id} on {ast.unparse(first) if first else 'nothing'}"
+                )
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            targets = (
+                node.targets
+                if isinstance(node, (ast.Assign, ast.Delete))
+                else [node.target]
+            )
             for target in targets:
                 for t in ast.walk(target):
                     if isinstance(t, ast.Attribute) and root_name(t) in modules:

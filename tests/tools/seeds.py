@@ -72,9 +72,12 @@ class _Instrument(ast.NodeTransformer):
 
     def visit_Assert(self, node: ast.Assert):
         key = f"cell {self.cell}, line {node.lineno}"
-        self.labels[key] = ast.get_source_segment(self.source, node.test) or ast.unparse(node.test)
+        self.labels[key] = ast.get_source_segment(
+            self.source, node.test
+        ) or ast.unparse(node.test)
         node.test = self._route(node.test, key)
-        record = ast.parse(f"_rc_cmp({key!r}, [])").body[0]  # an assert of another shape still counts as reached
+        # an assert of another shape still counts as reached
+        record = ast.parse(f"_rc_cmp({key!r}, [])").body[0]
         return [node, ast.copy_location(record, node)]
 
     def _route(self, test: ast.expr, key: str) -> ast.expr:
@@ -108,7 +111,9 @@ def instrument(nb: nbformat.NotebookNode) -> dict:
             continue
         try:
             tree = ast.parse(cell.source)
-        except SyntaxError:  # a cell with IPython magics: left as it is, its asserts unrecorded
+        except (
+            SyntaxError
+        ):  # a cell with IPython magics: left as it is, its asserts unrecorded
             continue
         visitor = _Instrument(i, cell.source)
         tree = ast.fix_missing_locations(visitor.visit(tree))
@@ -128,22 +133,38 @@ def run_one(path: Path, seed: int) -> dict:
         headless()
         os.environ["RC_SLACK_FILE"] = str(slack_file)
         client = NotebookClient(
-            nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": workdir}}
+            nb,
+            timeout=CELL_TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": workdir}},
         )
         start, error = time.perf_counter(), None
         try:
             client.execute()
         except CellExecutionError as e:
-            error = re.sub(r"\x1b\[[0-9;]*m", "", str(e).strip().splitlines()[-1])[:300]  # without colour codes
-        except Exception as e:  # a timeout or a dead kernel: recorded as this seed's failure
+            # without colour codes
+            error = re.sub(r"\x1b\[[0-9;]*m", "", str(e).strip().splitlines()[-1])[:300]
+        except (
+            Exception
+        ) as e:  # a timeout or a dead kernel: recorded as this seed's failure
             error = f"{type(e).__name__}: {e}"[:300]
         seconds = time.perf_counter() - start
-        records = [json.loads(line) for line in slack_file.read_text().splitlines()] if slack_file.exists() else []
+        records = (
+            [json.loads(line) for line in slack_file.read_text().splitlines()]
+            if slack_file.exists()
+            else []
+        )
     slack = {}  # an assert inside a function runs once per call: keep its tightest landing
     for r in records:
         landed = [v for v in (slack.get(r["key"]), r["slack"]) if v is not None]
         slack[r["key"]] = min(landed) if landed else None
-    return {"seed": seed, "seconds": round(seconds, 1), "error": error, "labels": labels, "slack": slack}
+    return {
+        "seed": seed,
+        "seconds": round(seconds, 1),
+        "error": error,
+        "labels": labels,
+        "slack": slack,
+    }
 
 
 def sweep(path: Path, n: int, jobs: int) -> dict:
@@ -156,10 +177,16 @@ def sweep(path: Path, n: int, jobs: int) -> dict:
             flush=True,
         )
     commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--", str(path)], cwd=ROOT, capture_output=True, text=True
+        ["git", "status", "--porcelain", "--", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     return {
         "chapter": path.stem,
@@ -172,16 +199,34 @@ def sweep(path: Path, n: int, jobs: int) -> dict:
 
 
 def code_hash(path: Path) -> str:
-    """A fingerprint of what the notebook's code cells do: a record whose code has changed since is marked stale.
-    Each cell counts by its syntax tree, so comments and `ruff format` leave the fingerprint alone."""
+    """A fingerprint of what the notebook's code does: a record whose code has changed since is marked stale.
+    It is the sequence of top-level statements' syntax trees, docstrings left out, so comments, docstrings,
+    `ruff format` and where the code is split into cells leave the fingerprint alone; an IPython magic counts by
+    its text."""
     nb = nbformat.read(path, as_version=4)
     parts = []
     for cell in nb.cells:
         if cell.cell_type == "code":
             try:
-                parts.append(ast.dump(ast.parse(cell.source)))
+                tree = ast.parse(cell.source)
             except SyntaxError:  # an IPython magic: the text itself
                 parts.append(cell.source)
+                continue
+            for node in ast.walk(tree):
+                if (
+                    isinstance(
+                        node,
+                        (
+                            ast.Module,
+                            ast.ClassDef,
+                            ast.FunctionDef,
+                            ast.AsyncFunctionDef,
+                        ),
+                    )
+                    and ast.get_docstring(node, clean=False) is not None
+                ):
+                    node.body = node.body[1:] or [ast.Pass()]
+            parts.extend(ast.dump(statement) for statement in tree.body)
     return hashlib.sha1("\n".join(parts).encode()).hexdigest()[:12]
 
 
@@ -197,7 +242,11 @@ def summarise(record: dict) -> tuple[str, list]:
         reached = [r for r in runs if key in r["slack"]]
         slacks = [r["slack"][key] for r in reached if r["slack"][key] is not None]
         failed = [r for r in runs if r["error"] and _failed_here(r, key, labels)]
-        stats = (f"{min(slacks):.3g}", f"{statistics.median(slacks):.3g}") if slacks else ("–", "–")
+        stats = (
+            (f"{min(slacks):.3g}", f"{statistics.median(slacks):.3g}")
+            if slacks
+            else ("–", "–")
+        )
         rows.append((key, label, len(reached), len(failed), *stats))
     head = f"{record['chapter']}: {passed}/{len(runs)} seeds passed (commit {record['commit']}, {record['date']})"
     return head, rows
@@ -244,7 +293,9 @@ def _short(text: str, width: int = 60) -> str:
 def print_record(record: dict) -> None:
     head, rows = summarise(record)
     print("\n" + head)
-    print("| assert | reached | fired | min slack | median slack |\n| --- | --- | --- | --- | --- |")
+    print(
+        "| assert | reached | fired | min slack | median slack |\n| --- | --- | --- | --- | --- |"
+    )
     for key, label, reached, fired, lo, med in rows:
         print(f"| {key}: `{_short(label)}` | {reached} | {fired} | {lo} | {med} |")
     for run in record["runs"]:
@@ -270,11 +321,19 @@ def report() -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("notebooks", nargs="*", type=Path)
     ap.add_argument("-n", type=int, default=30, help="number of seeds (default 30)")
-    ap.add_argument("--jobs", type=int, default=2, help="notebooks run at a time (default 2)")
-    ap.add_argument("--report", action="store_true", help="write the table of all records to the reproducibility page")
+    ap.add_argument(
+        "--jobs", type=int, default=2, help="notebooks run at a time (default 2)"
+    )
+    ap.add_argument(
+        "--report",
+        action="store_true",
+        help="write the table of all records to the reproducibility page",
+    )
     args = ap.parse_args()
     if args.report:
         return report()

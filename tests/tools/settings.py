@@ -10,9 +10,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 STUDENT_DIR = ROOT / "notebooks" / "student"
-SHARED = ROOT / "notebooks" / "shared"  # code every notebook must carry the same: `make sync` copies it in
+# the chapters in plain CommonMark, for Colab, GitHub and the download button (`make colab`)
+COLAB_DIR = ROOT / "notebooks" / "colab"
+# code every notebook must carry the same: `make sync` copies it in
+SHARED = ROOT / "notebooks" / "shared"
 HIDDEN = ROOT / "tests" / "hidden"
-MUTANTS = ROOT / "tests" / "mutants"  # answers each hidden test must mark right (tests/tools/mutants.py)
+# answers each hidden test must mark right (tests/tools/mutants.py)
+MUTANTS = ROOT / "tests" / "mutants"
 REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
 INTRO = ROOT / "book" / "intro.md"
 

@@ -1,4 +1,5 @@
-"""`make student`: write notebooks/student/NN_topic.ipynb, the student version of every chapter.
+"""`make student`: write notebooks/colab/NN_topic.ipynb, the Colab copy of every chapter (tests/tools/colab.py),
+and notebooks/student/NN_topic.ipynb, its student version, made from that copy.
 
 In each student version every `### BEGIN SOLUTION` ... `### END SOLUTION` region becomes
 `raise NotImplementedError("Exercise N: <what to do>")`, every output is cleared, cells tagged
@@ -7,7 +8,6 @@ student copies.
 Usage: python tests/tools/student.py [notebooks/NN_topic.ipynb ...]   (default: every chapter)
 """
 
-import copy
 import re
 import sys
 from pathlib import Path
@@ -16,14 +16,18 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from badges import BADGE, COLAB_LINK  # noqa: E402
-from settings import NOTEBOOKS, ROOT, STUDENT_DIR, colab_url  # noqa: E402
+from colab import colab_version, write_colab_versions  # noqa: E402
+from settings import COLAB_DIR, NOTEBOOKS, ROOT, STUDENT_DIR, colab_url  # noqa: E402
 
 SOLUTION = re.compile(
-    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)", re.M | re.S
+    r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[^\n]*\n.*?^[ \t]*### END SOLUTION[^\n]*(\n|$)",
+    re.M | re.S,
 )
 EXERCISE = re.compile(r"^#+\s*Exercise\s+(?P<number>\d+)\s*:\s*(?P<title>.+)$", re.M)
 # The paragraph under each chapter's Exercises heading that opens the student version (dropped from it).
-EXERCISES_BADGE = re.compile(r"\n\n\[!\[Do the exercises in Colab\]\(.*?before you open it\.", re.S)
+EXERCISES_BADGE = re.compile(
+    r"\n\n\[!\[Do the exercises in Colab\]\(.*?before you open it\.", re.S
+)
 NOTE = (
     "\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "
     "line with your code, run the cell, then run the self-check below it."
@@ -36,8 +40,9 @@ def stub(indent: str, number: str, title: str) -> str:
 
 
 def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
-    """The student version of an instructor notebook (a new object; `nb` is left alone)."""
-    nb = copy.deepcopy(nb)
+    """The student version of an instructor notebook (a new object; `nb` is left alone), made from its Colab
+    copy, so that its markdown is CommonMark too."""
+    nb = colab_version(nb)
     nb.metadata.pop("widgets", None)  # the widgets' saved state is output too
     cells, exercise = [], ("?", "complete this exercise.")
     for cell in nb.cells:
@@ -52,15 +57,19 @@ def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNo
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
             if "### BEGIN SOLUTION" in cell.source:
-                cell.source = SOLUTION.sub(lambda m: stub(m["indent"], *exercise), cell.source)
+                cell.source = SOLUTION.sub(
+                    lambda m: stub(m["indent"], *exercise), cell.source
+                )
                 cell.metadata["tags"] = [t for t in tags if t != "hide-input"]
         cells.append(cell)
     nb.cells = cells
     for cell in nb.cells[1:]:
         if cell.cell_type == "markdown":
-            cell.source = EXERCISES_BADGE.sub("", cell.source)  # the reader is in the student version already
+            # the reader is in the student version already
+            cell.source = EXERCISES_BADGE.sub("", cell.source)
             cell.source = COLAB_LINK.sub(
-                lambda m: colab_url("student/" + m["path"].removeprefix("student/")), cell.source
+                lambda m: colab_url("student/" + m["path"].split("/")[-1]),
+                cell.source,
             )
     title = nb.cells[0]
     title.source = BADGE.sub(f"]({colab_url('student/' + name)})", title.source)
@@ -69,12 +78,17 @@ def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNo
     return nb
 
 
-def write_student_versions(notebooks: list, out_dir: Path = STUDENT_DIR) -> list:
+def write_student_versions(
+    notebooks: list, out_dir: Path = STUDENT_DIR, colab_dir: Path = COLAB_DIR
+) -> list:
+    """Write the Colab copies, then the student versions; return the paths written."""
+    written = write_colab_versions(notebooks, colab_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
     for path in notebooks:
         target = out_dir / path.name
-        nbformat.write(student_version(nbformat.read(path, as_version=4), path.name), target)
+        nbformat.write(
+            student_version(nbformat.read(path, as_version=4), path.name), target
+        )
         written.append(target)
     return written
 

@@ -21,7 +21,9 @@ TAG = "shared:"
 def snippet(name: str) -> str:
     path = SHARED / f"{name}.py"
     if not path.exists():
-        raise SystemExit(f"A cell is tagged {TAG}{name}, but {path.relative_to(ROOT)} does not exist.")
+        raise SystemExit(
+            f"A cell is tagged {TAG}{name}, but {path.relative_to(ROOT)} does not exist."
+        )
     return path.read_text().rstrip("\n")
 
 
@@ -56,7 +58,9 @@ def main() -> None:
     for path in paths:
         names = sync(path)
         if names:
-            print(f"{path.name}: synced {', '.join(names)}; run it again (make execute NB={path})")
+            print(
+                f"{path.name}: synced {', '.join(names)}; run it again (make execute NB={path})"
+            )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,158 @@
+"""`make colab`: write notebooks/colab/NN_topic.ipynb, the copy of every chapter that Colab, GitHub and the
+book's download button open.
+
+The chapters are written in MyST for the book: {cite} and {term} roles, admonition fences, and links to the
+book's pages relative to the notebook. Colab and GitHub render plain CommonMark, where these show as raw text
+and dead links. The copy is the same notebook, outputs included, with its markdown rewritten:
+- a citation becomes "(He et al., 2016a)" or, for {cite:t}, "He et al. (2016a)", linked to its entry on the
+  published site's bibliography page (labels from book/_ext/author_year_labels.py, as in the book);
+- a glossary term becomes a link to the site's glossary;
+- an admonition becomes a blockquote with its title in bold, and a dropdown an HTML <details> element;
+- a relative link becomes an absolute link to the page on the published site (`html.baseurl` in _config.yml).
+A MyST construct this file does not know stops it with a message, rather than reaching a student raw.
+The student versions (`make student`) are made from these copies.
+Usage: python tests/tools/colab.py [notebooks/NN_topic.ipynb ...]   (default: every chapter)
+"""
+
+import copy
+import functools
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from docutils.nodes import make_id
+from pybtex.database import parse_file
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from settings import COLAB_DIR, NOTEBOOKS, ROOT, load_config  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from author_year_labels import author_year  # noqa: E402
+
+ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<body>[^`]+)`")
+FENCE = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<argument>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+    re.M | re.S,
+)
+RELATIVE_LINK = re.compile(r"\]\((?P<target>(?!https?://|#|mailto:)[^)\s]+)\)")
+ADMONITIONS = {
+    "admonition",
+    "note",
+    "tip",
+    "hint",
+    "important",
+    "warning",
+    "caution",
+    "seealso",
+}
+
+
+def site() -> str:
+    return load_config()["html"]["baseurl"].rstrip("/") + "/"
+
+
+@functools.cache
+def labels() -> dict:
+    """Each bibliography key's label as the book prints it: "He et al., 2016a"."""
+    bibliography = parse_file(str(ROOT / "book" / "references.bib"))
+    return {key: author_year(entry) for key, entry in bibliography.entries.items()}
+
+
+def cite(role: str, keys: str) -> str:
+    links = []
+    for key in (k.strip() for k in keys.split(",")):
+        if key not in labels():
+            raise SystemExit(f"{{{role}}}`{keys}`: {key} is not in book/references.bib")
+        names, year = labels()[key].rsplit(", ", 1)
+        text = f"{names} ({year})" if role == "cite:t" else f"{names}, {year}"
+        links.append(f"[{text}]({site()}book/bibliography.html#cite-{key})")
+    return ", ".join(links) if role == "cite:t" else f"({'; '.join(links)})"
+
+
+def term(body: str) -> str:
+    match = re.fullmatch(r"(?P<text>.+?)\s*<(?P<target>[^>]+)>", body)
+    text, target = (match["text"], match["target"]) if match else (body, body)
+    return f"[{text}]({site()}book/glossary.html#{make_id('term-' + target)})"
+
+
+def role(match: re.Match) -> str:
+    name, body = match["role"], match["body"]
+    if name in ("cite", "cite:p", "cite:t"):
+        return cite(name, body)
+    if name == "term":
+        return term(body)
+    raise SystemExit(
+        f"{{{name}}}`{body}`: no CommonMark form for this role yet; add one to tests/tools/colab.py"
+    )
+
+
+def fence(match: re.Match) -> str:
+    name, argument = match["name"], match["argument"].strip()
+    if (
+        name == "dropdown"
+    ):  # HTML that CommonMark passes through, and Colab and GitHub fold
+        body = [
+            line
+            for line in match["body"].rstrip("\n").split("\n")
+            if not re.match(r"^:\w[\w-]*:", line)
+        ]
+        return "\n".join(
+            [f"<details>\n<summary>{argument}</summary>", "", *body, "", "</details>"]
+        )
+    if name not in ADMONITIONS:
+        raise SystemExit(
+            f"```{{{name}}}: no CommonMark form for this directive yet; add one to tests/tools/colab.py"
+        )
+    title = argument if name == "admonition" else name.capitalize()
+    body = [
+        line
+        for line in match["body"].rstrip("\n").split("\n")
+        if not re.match(r"^:\w[\w-]*:", line)
+    ]
+    return "\n".join([f"> **{title}**", ">", *(f"> {line}".rstrip() for line in body)])
+
+
+def link(match: re.Match, folder: Path) -> str:
+    path, _, anchor = match["target"].partition("#")
+    page = (folder / path).resolve().relative_to(ROOT)
+    url = (
+        site() + page.with_suffix(".html").as_posix() + (f"#{anchor}" if anchor else "")
+    )
+    return f"]({url})"
+
+
+def commonmark(markdown: str, folder: Path = ROOT / "notebooks") -> str:
+    """MyST markdown written in `folder` -> CommonMark that reads the same outside the book."""
+    markdown = FENCE.sub(fence, markdown)
+    markdown = ROLE.sub(role, markdown)
+    return RELATIVE_LINK.sub(lambda m: link(m, folder), markdown)
+
+
+def colab_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The Colab copy of a chapter (a new object; `nb` is left alone)."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = commonmark(cell.source)
+    return nb
+
+
+def write_colab_versions(notebooks: list, out_dir: Path = COLAB_DIR) -> list:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in notebooks:
+        target = out_dir / path.name
+        nbformat.write(colab_version(nbformat.read(path, as_version=4)), target)
+        written.append(target)
+    return written
+
+
+def main() -> None:
+    notebooks = [Path(p) for p in sys.argv[1:]] or NOTEBOOKS
+    for target in write_colab_versions(notebooks):
+        print(f"wrote {target.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
