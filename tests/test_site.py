@@ -208,3 +208,11 @@ def test_citations_link_to_stable_key_based_anchors_with_author_year_labels(site
     assert not missing, (
         f"citation links to anchors the bibliography does not have: {sorted(missing)}"
     )
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_object_reprs_on_the_page(site, notebook):
+    """A plotting cell's last value (a Legend, a Text) is hidden by its final `;` on the page too."""
+    html = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+    reprs = re.findall(r"(?:&lt;|<)matplotlib\.[\w.]+ (?:object )?at 0x[0-9a-f]+", html)
+    assert not reprs, f"object reprs shown as output: {reprs[:3]}"

@@ -321,12 +321,16 @@ def test_a_notebook_that_passes_nbval_is_cached_for_the_book_with_its_outputs_an
         "print('measured')",
         "import ipywidgets\nipywidgets.IntSlider(value=3)",
         "x = 1",
+        "x + 1;  # the value is hidden, as Jupyter hides it",
+        "x + 2",
     )
     assert run.returncode == 0, run.stdout[-2000:]
     # what myst-nb does with a cached notebook
     _, merged = get_cache(str(cache)).merge_match_into_notebook(nb)
     nbformat.validate(merged)
     assert merged.cells[1].outputs[0]["text"] == "measured\n"
+    assert merged.cells[4].outputs == [], "a final ; hides the value on the page too"
+    assert merged.cells[5].outputs[0]["data"]["text/plain"] == "3"
     view = merged.cells[2].outputs[0]["data"][
         "application/vnd.jupyter.widget-view+json"
     ]["model_id"]

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from IPython.core.displayhook import DisplayHook
 
 WIDGET_STATE = (
     "import json as _rc_json, sys as _rc_sys\n"
@@ -88,6 +89,11 @@ def pytest_runtest_teardown(item, nextitem):
         return
     for i, cell in enumerate(code):
         cell.outputs, cell.execution_count = runs[i][1], i + 1
+        if DisplayHook.semicolon_at_end_of_expression(cell.source):
+            # nbval runs cells outside IPython's history, so a final `;` does not hide the value there
+            cell.outputs = [
+                o for o in cell.outputs if o["output_type"] != "execute_result"
+            ]
     state = _widget_state(notebook.kernel)
     nb.metadata.pop("widgets", None)
     if state and state["state"]:
