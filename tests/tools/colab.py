@@ -1,4 +1,4 @@
-"""`make colab`: write notebooks/colab/NN_topic.ipynb, the copy of every chapter that Colab, GitHub and the
+"""Write notebooks/colab/NN_topic.ipynb, the copy of every chapter that Colab, GitHub and the
 book's download button open.
 
 The chapters are written in MyST for the book: {cite} and {term} roles, admonition fences, and links to the

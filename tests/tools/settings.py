@@ -10,7 +10,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 STUDENT_DIR = ROOT / "notebooks" / "student"
-# the chapters in plain CommonMark, for Colab, GitHub and the download button (`make colab`)
+# the chapters in plain CommonMark, for Colab, GitHub and the download button (`make student` writes them)
 COLAB_DIR = ROOT / "notebooks" / "colab"
 # code every notebook must carry the same: `make sync` copies it in
 SHARED = ROOT / "notebooks" / "shared"
