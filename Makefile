@@ -134,9 +134,13 @@ student: venv
 
 # Grade a folder of submitted notebooks of one chapter: make grade SUBMISSIONS=dir CHAPTER=02_identity_and_zero_init
 # [HIDDEN=folder of your own hidden tests, instead of the public tests/hidden]
+# [LMS=canvas or LMS=moodle: also a CSV for that gradebook's import; ASSIGNMENT="its name there"]
+# [SANDBOX=0: no sandbox, only inside a throwaway container without network (see tests/tools/grade.py)]
 grade: venv
 	@test -n "$(SUBMISSIONS)" -a -n "$(CHAPTER)" || { echo "usage: make grade SUBMISSIONS=folder CHAPTER=NN_topic"; exit 2; }
-	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)")
+	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
+	  $(if $(LMS),--lms "$(LMS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
+	  $(if $(filter 0,$(SANDBOX)),--no-sandbox)
 
 clean:
 	rm -rf _build

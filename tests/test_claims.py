@@ -1,6 +1,7 @@
 """Every number in a chapter's prose is backed by something a reader can check.
 
-A number written with digits in a markdown cell (or in the front page's text) must be one of:
+A number written with digits in a markdown cell, a figure's caption (cell metadata `mystnb.figure.caption`) or
+the front page's text must be one of:
 1. a threshold an `assert` checks: a literal in an assert of the notebook, or a literal assigned to a name an
    assert uses ("90 %" matches 0.9 or 90);
 2. in a sentence that carries a citation (`{cite}`): a paper's figure, quoted from the paper;
@@ -168,7 +169,12 @@ def notebook_parts(path: Path) -> tuple[list, list]:
     nb = read_notebook(path)
     markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    return markdown, code
+    captions = [
+        c.metadata["mystnb"]["figure"].get("caption", "")
+        for c in nb.cells
+        if "figure" in c.metadata.get("mystnb", {})
+    ]
+    return markdown + captions, code
 
 
 def intro_parts() -> tuple[list, list]:

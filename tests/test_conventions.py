@@ -183,16 +183,53 @@ def test_nbval_markers_stand_on_their_own_line(notebook_path):
                 )
 
 
+def shown_figures(nb) -> list:
+    """The code cells whose image the site shows."""
+    return [
+        cell
+        for cell in code_cells(nb)
+        if any("image/png" in o.get("data", {}) for o in cell.outputs)
+        and not {"remove-output", "remove-cell"} & set(tags(cell))
+    ]
+
+
 def test_every_figure_has_alt_text(notebook_path):
-    for cell in code_cells(read_notebook(notebook_path)):
-        if any("image/png" in o.get("data", {}) for o in cell.outputs) and not {
-            "remove-output",
-            "remove-cell",
-        } & set(tags(cell)):
-            alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
-            assert len(alt) > 20, (
-                f"figure without alt text in cell: {cell.source[:80]!r}"
-            )
+    for cell in shown_figures(read_notebook(notebook_path)):
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+        assert len(alt) > 20, f"figure without alt text in cell: {cell.source[:80]!r}"
+
+
+def test_every_figure_is_numbered_captioned_and_cited_in_the_text(notebook_path):
+    """A figure carries `mystnb.figure` metadata: a name, fig-NN-..., for {numref}, and a caption of a sentence
+    or more. The book numbers a chapter's figures 1, 2, ... (book/_ext/figure_numbers.py), and the text refers
+    to each by number. One image per captioned cell, so that the name stays unique."""
+    nb = read_notebook(notebook_path)
+    chapter = notebook_path.name[:2]
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for cell in shown_figures(nb):
+        figure = cell.metadata.get("mystnb", {}).get("figure", {})
+        name, caption = figure.get("name", ""), figure.get("caption", "")
+        where = f"figure in cell {cell.source[:60]!r}"
+        assert re.fullmatch(rf"fig-{chapter}-[a-z0-9-]+", name), (
+            f"{where}: name it fig-{chapter}-<what it shows> in mystnb.figure.name"
+        )
+        assert len(caption) > 20 and caption.rstrip().endswith("."), (
+            f"{where}: a caption of a sentence or more in mystnb.figure.caption"
+        )
+        images = sum("image/png" in o.get("data", {}) for o in cell.outputs)
+        assert images == 1, f"{where}: {images} images under one caption"
+        assert re.search(rf"\{{numref\}}`(?:[^`<]*<)?{name}>?`", text), (
+            f"{where}: the text never refers to {name} ({{numref}}`{name}`)"
+        )
+    names = re.findall(r"\{numref\}`(?:[^`<]*<)?([^`>]+)>?`", text)
+    shown = {
+        c.metadata["mystnb"]["figure"]["name"]
+        for c in shown_figures(nb)
+        if "figure" in c.metadata.get("mystnb", {})
+    }
+    assert set(names) <= shown, (
+        f"{{numref}} to a figure not in this chapter: {set(names) - shown}"
+    )
 
 
 def test_exercises_have_marked_solutions_and_self_checks(notebook_path):

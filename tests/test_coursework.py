@@ -12,8 +12,8 @@ from markdown_it import MarkdownIt
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-from colab import colab_version  # noqa: E402
-from grade import exercises, grade  # noqa: E402
+from colab import colab_version, figure_names  # noqa: E402
+from grade import exercises, grade, sandbox_problem  # noqa: E402
 from settings import COLAB_DIR  # noqa: E402
 from student import STUDENT_DIR, student_version  # noqa: E402
 
@@ -34,16 +34,19 @@ def test_committed_student_versions_are_up_to_date(notebook_path):
 def test_committed_colab_copies_are_up_to_date(notebook_path):
     committed = COLAB_DIR / notebook_path.name
     assert committed.exists(), "run `make student`, which writes the Colab copies"
-    fresh = colab_version(read_notebook(notebook_path))
+    fresh = colab_version(read_notebook(notebook_path), notebook_path)
     assert nbformat.writes(fresh).strip() == committed.read_text().strip(), (
         "stale Colab copy: run `make student`"
     )
     source = read_notebook(notebook_path)
+    captions = [c for c in fresh.cells if c.get("id", "").endswith("-caption")]
+    assert len(captions) == len(figure_names(source)), "a caption under every figure"
+    fresh.cells = [c for c in fresh.cells if c not in captions]
     assert [(c.cell_type, c.get("outputs")) for c in fresh.cells] == [
         (c.cell_type, c.get("outputs")) for c in source.cells
     ] and [c.source for c in fresh.cells if c.cell_type == "code"] == [
         c.source for c in source.cells if c.cell_type == "code"
-    ], "only the markdown differs from the chapter"
+    ], "only the markdown differs from the chapter, and the figures' captions are added"
 
 
 @pytest.mark.parametrize("copy", ["colab", "student"])
@@ -175,10 +178,112 @@ def graded(tmp_path_factory):
     try:
         return {
             row["student"]: row
-            for row in grade(folder, "99_toy", timeout=5, jobs=2, template=template)
+            for row in grade(
+                folder,
+                "99_toy",
+                timeout=5,
+                jobs=2,
+                template=template,
+                memory_gb=None if sandbox_problem() else TOY_MEMORY_GB,
+            )
         }
     finally:
         settings.HIDDEN = saved
+
+
+TOY_MEMORY_GB = 2
+PROWLER = [
+    "import math",
+    # exercise 1 is right, and tries the network and the instructor's home on the way
+    """def double(x):
+    import os, socket
+    with open(os.path.expanduser("~/rc-sandbox-probe"), "w") as f:
+        f.write("the grader's home")
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+    except OSError:
+        pass
+    return 2 * x""",
+    # exercise 2 asks for more memory than the sandbox allows
+    f"def half(x):\n    hoard = bytearray({TOY_MEMORY_GB + 1} * 2**30)\n    return x / 2",
+    FULL[2],
+]
+
+
+@pytest.fixture(scope="module")
+def prowler(tmp_path_factory):
+    """A submission graded in the sandbox, with a server listening on the grader's loopback."""
+    import socket
+
+    import settings
+
+    if why := sandbox_problem():
+        pytest.skip(f"this system cannot make the sandbox: {why}")
+    hidden = tmp_path_factory.mktemp("hidden")
+    (hidden / "99_toy.py").write_text(TOY_HIDDEN)
+    template = tmp_path_factory.mktemp("template") / "99_toy.ipynb"
+    nbformat.write(toy_notebook(*TOY_TEMPLATE), template)
+    folder = tmp_path_factory.mktemp("submissions")
+    server = socket.create_server(("127.0.0.1", 0))
+    server.setblocking(False)
+    port = server.getsockname()[1]
+    nbformat.write(
+        toy_notebook(PROWLER[0], PROWLER[1].format(port=port), *PROWLER[2:]),
+        folder / "prowler.ipynb",
+    )
+    saved = settings.HIDDEN
+    settings.HIDDEN = hidden
+    try:
+        (row,) = grade(
+            folder,
+            "99_toy",
+            timeout=30,
+            jobs=1,
+            template=template,
+            memory_gb=TOY_MEMORY_GB,
+        )
+    finally:
+        settings.HIDDEN = saved
+    try:
+        server.accept()
+        reached = True
+    except BlockingIOError:
+        reached = False
+    finally:
+        server.close()
+    return row, reached
+
+
+def test_the_sandbox_has_no_network_its_own_home_and_a_memory_limit(prowler):
+    row, reached_the_grader = prowler
+    assert not reached_the_grader, "a submission connected to the grader's loopback"
+    assert not (Path.home() / "rc-sandbox-probe").exists(), (
+        "a submission wrote into the home folder of the user who grades"
+    )
+    assert (row["exercise_1"], row["exercise_2"], row["exercise_3"]) == (1, 0, 1), row
+    assert "MemoryError" in row["reasons"], row["reasons"]
+
+
+def test_grading_stops_with_a_way_out_where_the_sandbox_cannot_be_made(
+    tmp_path, monkeypatch
+):
+    """Inside many containers user namespaces are blocked: grading says what to do instead of grading
+    unprotected, and the probe reports a command that fails or is missing."""
+    import grade as grader
+
+    assert grader.sandbox_problem(["false", "--"]) == "exit 1"
+    assert "FileNotFoundError" in grader.sandbox_problem(["no-such-unshare", "--"])
+    nbformat.write(toy_notebook("x = 1"), tmp_path / "ada.ipynb")
+    monkeypatch.setattr(
+        grader,
+        "sandbox_problem",
+        lambda: "unshare: write failed: Operation not permitted",
+    )
+    with pytest.raises(SystemExit) as stop:
+        grader.grade(tmp_path, "02_identity_and_zero_init")
+    message = str(stop.value)
+    assert "Operation not permitted" in message
+    assert "SANDBOX=0" in message and "--network none" in message
 
 
 def scores(row) -> tuple:
@@ -229,6 +334,38 @@ def test_answers_that_reach_into_the_interpreter_are_flagged_for_review(graded):
 def test_an_invalid_notebook_is_a_row(graded):
     row = graded["garbled"]
     assert row["score"] == 0 and "not a valid notebook" in row["notes"]
+
+
+def test_grades_export_as_canvas_and_moodle_read_them(graded, tmp_path):
+    """Canvas matches a row by SIS Login ID and takes each extra column as an assignment; Moodle maps a username
+    column, a score column and a feedback column at import. One row per student, the score out of the
+    exercises, in a column named after the assignment."""
+    import csv
+
+    from grade import write_lms_csv
+
+    rows = [graded[s] for s in sorted(graded)]
+    for lms in ("canvas", "moodle"):
+        write_lms_csv(rows, tmp_path / f"{lms}.csv", lms, "Chapter 99")
+    with open(tmp_path / "canvas.csv", newline="") as f:
+        canvas = list(csv.DictReader(f))
+    assert list(canvas[0]) == [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        "Chapter 99",
+    ]
+    assert [(r["SIS Login ID"], r["Chapter 99"]) for r in canvas] == [
+        (r["student"], str(r["score"])) for r in rows
+    ]
+    with open(tmp_path / "moodle.csv", newline="") as f:
+        moodle = {r["Username"]: r for r in csv.DictReader(f)}
+    assert moodle["ada"]["Chapter 99"] == "3"
+    assert moodle["ada"]["Feedback"] == "all exercises passed"
+    assert "timed out" in moodle["looping"]["Feedback"]
+    assert "flagged for review" in moodle["sneaky"]["Feedback"]
 
 
 def test_instructor_page_covers_every_chapter():

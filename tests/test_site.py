@@ -70,6 +70,38 @@ def test_notebook_page_has_correct_colab_and_download_links(site, notebook):
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_figures_are_numbered_from_1_on_each_page_and_the_text_links_to_them(
+    site, notebook
+):
+    """Captions read "Figure 1", "Figure 2", ... in page order (book/_ext/figure_numbers.py), as in the Colab
+    copy, and each "Figure k" in the text links to the figure captioned "Figure k" on the same page."""
+    html = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
+    figures = re.findall(
+        r'<figure[^>]*id="(fig-[\w-]+)".*?<span class="caption-number">Figure (\d+) </span>',
+        html,
+        re.S,
+    )
+    expected = len(
+        [
+            c
+            for c in read_notebook(notebook).cells
+            if "figure" in c.metadata.get("mystnb", {})
+        ]
+    )
+    assert [int(k) for _, k in figures] == list(range(1, expected + 1)), figures
+    numbers = dict(figures)
+    references = re.findall(
+        r'<a class="reference internal" href="#(fig-[\w-]+)"><span class="std std-numref">([^<]*)</span>',
+        html,
+    )
+    assert references or not figures, "the text refers to its figures by number"
+    for target, text in references:
+        assert target in numbers and text.endswith(numbers[target]), (
+            f"{text!r} links to #{target}, Figure {numbers.get(target)}"
+        )
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_page_has_figures_citations_and_collapsed_solutions(site, notebook):
     page = parse(site / "notebooks" / f"{notebook.stem}.html")
     figures = [

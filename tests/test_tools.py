@@ -381,6 +381,46 @@ def test_colab_copy_rewrites_myst_as_commonmark():
         == "<details>\n<summary>Answer</summary>\n\nThis one.\n\n</details>"
     )
     with pytest.raises(SystemExit, match="no CommonMark form"):
+        commonmark("{eq}`eq-1`")
+    with pytest.raises(SystemExit, match="no figure named fig-1"):
         commonmark("{numref}`fig-1`")
     with pytest.raises(SystemExit, match="not in book/references.bib"):
         commonmark("{cite}`nobody2099`")
+
+
+def test_colab_copy_captions_and_numbers_the_figures_as_the_book_does():
+    """Figure captions live in cell metadata, which only the book reads: the copy shows each one in a markdown
+    cell under its figure, numbered per chapter from 1 (book/_ext/figure_numbers.py), and {numref} becomes
+    that number, linked to the figure on the published page."""
+    from colab import colab_version, site
+
+    def figure(name, caption):
+        cell = nbformat.v4.new_code_cell("plt.show()", id=name)
+        cell.metadata["mystnb"] = {"figure": {"name": name, "caption": caption}}
+        return cell
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(
+            "As {numref}`fig-b` shows, see {numref}`Panel %s <fig-a>`."
+        ),
+        figure("fig-a", "Loss against step {cite}`he2016deep`."),
+        nbformat.v4.new_code_cell("x = 1"),
+        figure("fig-b", "Gradient norm."),
+    ]
+    copy = colab_version(nb, ROOT / "notebooks" / "02_x.ipynb")
+    page = f"{site()}notebooks/02_x.html"
+    assert [c.source for c in copy.cells if c.cell_type == "markdown"] == [
+        f"As [Figure 2]({page}#fig-b) shows, see [Panel 1]({page}#fig-a).",
+        f"**Figure 1.** Loss against step ([He et al., 2016a]({site()}book/bibliography.html#cite-he2016deep)).",
+        "**Figure 2.** Gradient norm.",
+    ]
+    assert [c.cell_type for c in copy.cells] == [
+        "markdown",
+        "code",
+        "markdown",
+        "code",
+        "code",
+        "markdown",
+    ]
+    assert copy.cells[2].id == "fig-a-caption" and nb.cells[1].id == "fig-a"

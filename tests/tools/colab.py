@@ -7,6 +7,9 @@ and dead links. The copy is the same notebook, outputs included, with its markdo
 - a citation becomes "(He et al., 2016a)" or, for {cite:t}, "He et al. (2016a)", linked to its entry on the
   published site's bibliography page (labels from book/_ext/author_year_labels.py, as in the book);
 - a glossary term becomes a link to the site's glossary;
+- a figure's caption (cell metadata `mystnb.figure`, which only the book reads) becomes a markdown cell after
+  the figure, "**Figure 2.** ...", numbered as the book numbers it (book/_ext/figure_numbers.py), and a
+  {numref} to it becomes "Figure 2", linked to the figure on the published page;
 - an admonition becomes a blockquote with its title in bold, and a dropdown an HTML <details> element;
 - a relative link becomes an absolute link to the page on the published site (`html.baseurl` in _config.yml).
 A MyST construct this file does not know stops it with a message, rather than reaching a student raw.
@@ -76,12 +79,36 @@ def term(body: str) -> str:
     return f"[{text}]({site()}book/glossary.html#{make_id('term-' + target)})"
 
 
-def role(match: re.Match) -> str:
+def figure_names(nb: nbformat.NotebookNode) -> list:
+    """The names of a chapter's captioned figures, in the order the book numbers them."""
+    return [
+        figure["name"]
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        and (figure := cell.metadata.get("mystnb", {}).get("figure"))
+    ]
+
+
+def numref(body: str, figures: list, page: str) -> str:
+    match = re.fullmatch(r"(?P<text>.+?)\s*<(?P<target>[^>]+)>", body)
+    text, target = (match["text"], match["target"]) if match else ("Figure %s", body)
+    if target not in figures:
+        raise SystemExit(
+            f"{{numref}}`{body}`: no figure named {target} in this chapter "
+            "(a figure's name is in its cell's metadata, mystnb.figure.name)"
+        )
+    number = figures.index(target) + 1
+    return f"[{text.replace('%s', str(number))}]({site()}{page}#{target})"
+
+
+def role(match: re.Match, figures: list = (), page: str = "") -> str:
     name, body = match["role"], match["body"]
     if name in ("cite", "cite:p", "cite:t"):
         return cite(name, body)
     if name == "term":
         return term(body)
+    if name == "numref":
+        return numref(body, figures, page)
     raise SystemExit(
         f"{{{name}}}`{body}`: no CommonMark form for this role yet; add one to tests/tools/colab.py"
     )
@@ -122,19 +149,48 @@ def link(match: re.Match, folder: Path) -> str:
     return f"]({url})"
 
 
-def commonmark(markdown: str, folder: Path = ROOT / "notebooks") -> str:
-    """MyST markdown written in `folder` -> CommonMark that reads the same outside the book."""
+def commonmark(
+    markdown: str,
+    folder: Path = ROOT / "notebooks",
+    figures: list = (),
+    page: str = "",
+) -> str:
+    """MyST markdown written in `folder` -> CommonMark that reads the same outside the book.
+    `figures`: the names of the chapter's figures in order, for {numref}; `page`: its path on the site."""
     markdown = FENCE.sub(fence, markdown)
-    markdown = ROLE.sub(role, markdown)
+    markdown = ROLE.sub(lambda m: role(m, figures, page), markdown)
     return RELATIVE_LINK.sub(lambda m: link(m, folder), markdown)
 
 
-def colab_version(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The Colab copy of a chapter (a new object; `nb` is left alone)."""
+def caption_cell(
+    cell: nbformat.NotebookNode, number: int, convert
+) -> nbformat.NotebookNode:
+    """The markdown cell that shows a figure's caption under it outside the book."""
+    caption = convert(cell.metadata["mystnb"]["figure"]["caption"])
+    return nbformat.v4.new_markdown_cell(
+        f"**Figure {number}.** {caption}", id=f"{cell.id}-caption"
+    )
+
+
+def site_page(path: Path) -> str:
+    """A chapter's path on the published site: notebooks/02_identity_and_zero_init.html."""
+    return path.resolve().relative_to(ROOT).with_suffix(".html").as_posix()
+
+
+def colab_version(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
+    """The Colab copy of the chapter `nb` read from `path` (a new object; `nb` is left alone)."""
+    figures = figure_names(nb)
+    convert = functools.partial(commonmark, figures=figures, page=site_page(path))
     nb = copy.deepcopy(nb)
+    cells = []
     for cell in nb.cells:
+        cells.append(cell)
         if cell.cell_type == "markdown":
-            cell.source = commonmark(cell.source)
+            cell.source = convert(cell.source)
+        elif cell.metadata.get("mystnb", {}).get("figure"):
+            number = figures.index(cell.metadata["mystnb"]["figure"]["name"]) + 1
+            cells.append(caption_cell(cell, number, convert))
+    nb.cells = cells
     return nb
 
 
@@ -143,7 +199,7 @@ def write_colab_versions(notebooks: list, out_dir: Path = COLAB_DIR) -> list:
     written = []
     for path in notebooks:
         target = out_dir / path.name
-        nbformat.write(colab_version(nbformat.read(path, as_version=4)), target)
+        nbformat.write(colab_version(nbformat.read(path, as_version=4), path), target)
         written.append(target)
     return written
 

@@ -7,25 +7,37 @@ flagged for a person to review. Each submission runs in its own kernel, in an em
 limit per cell; a cell that raises or loops forever is recorded and the run goes on. Then the chapter's hidden
 tests (`tests/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site) run in
 the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary.
+
+The kernel runs in a sandbox made with util-linux's `unshare` and `prlimit`: a user and network namespace of its
+own, so it has no network, not even the grader's loopback (kernel and grader talk over Unix sockets instead of
+TCP); a throwaway home and working folder; an address-space limit. It can still read and write what the
+instructor's user can: run the grader on a machine or in a container that holds nothing else of value. Where user
+namespaces are blocked (many containers), grading stops with a message that says what to do, and `--no-sandbox`
+grades without it.
 """
 
 import argparse
 import csv
 import json
+import os
 import re
+import subprocess
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
+from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
+from traitlets import List, Unicode
+from traitlets.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
 from execute import inject_parameters  # noqa: E402
 from rebuild import module_names, rebuild, scan  # noqa: E402
-from settings import GRADE_CELL_TIMEOUT, headless  # noqa: E402
+from settings import GRADE_CELL_TIMEOUT, GRADE_MEMORY_GB, headless  # noqa: E402
 
 MARK = "GRADE "
 
@@ -101,16 +113,78 @@ def template_of(chapter: str, template: Path | None = None) -> nbformat.Notebook
     return nbformat.read(path, as_version=4)
 
 
+# A user namespace (to be allowed the rest, as an unprivileged user) with a network namespace: no interface but a
+# loopback of its own, which is down.
+NAMESPACES = ["unshare", "--user", "--net", "--map-root-user", "--"]
+NO_SANDBOX_HELP = """\
+make grade runs each submission in a sandbox: no network, a throwaway home and working folder, and a memory
+limit, made with `unshare` (user and network namespaces). This system does not allow it:
+  {why}
+Inside a container this is common: Docker's default seccomp profile blocks user namespaces, and some
+hosts switch them off (on Debian, `sysctl kernel.unprivileged_userns_clone`). Either allow them, or grade
+inside a throwaway container that has no network, with the sandbox off:
+  docker run --rm -v "$PWD":/book -w /book python:3.11 make venv          # once, with network
+  docker run --rm --network none --memory 8g -v "$PWD":/book -w /book python:3.11 \\
+    make grade SUBMISSIONS=folder CHAPTER=NN_topic SANDBOX=0"""
+
+
+def sandbox_problem(command: list = NAMESPACES) -> str | None:
+    """None if this system lets an unprivileged user make the sandbox's namespaces, else what went wrong."""
+    try:
+        run = subprocess.run(
+            [*command, "true"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"{type(err).__name__}: {err}"
+    return (
+        None
+        if run.returncode == 0
+        else (run.stderr.strip() or f"exit {run.returncode}")
+    )
+
+
+def sandbox(memory_gb: float = GRADE_MEMORY_GB) -> list:
+    """The command that a sandboxed kernel's command line is run under."""
+    return [*NAMESPACES, "prlimit", f"--as={int(memory_gb * 2**30)}", "--"]
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """Starts the kernel under `prefix` (the sandbox). Configured to talk over Unix sockets, which need no
+    network: `sandboxed_kernel(prefix, folder)`."""
+
+    prefix = List(Unicode(), config=True, help="the command the kernel runs under")
+
+    def format_kernel_cmd(self, extra_arguments=None) -> list:
+        return [*self.prefix, *super().format_kernel_cmd(extra_arguments)]
+
+
+def sandboxed_kernel(prefix: list, folder: Path) -> dict:
+    """NotebookClient's arguments for a kernel under `prefix` whose sockets are files in `folder`; the client
+    starts the kernel and shuts it down."""
+    return {
+        "kernel_manager_class": SandboxedKernelManager,
+        "config": Config(
+            SandboxedKernelManager={
+                "prefix": prefix,
+                "transport": "ipc",
+                "ip": str(folder / "kernel"),
+            }
+        ),
+    }
+
+
 def grade_one(
     path: Path,
     chapter: str,
     timeout: int,
     parameters: dict | None = None,
     template: Path | None = None,
+    sandboxed: list | None = None,
 ) -> dict:
     """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags'}; never raises for a
     bad submission. What runs is the chapter's student version (`template`) with the submission's answers spliced
-    in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does."""
+    in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does.
+    `sandboxed`: the command the kernel runs under (`sandbox()`), or None for none."""
     source, numbers = exercises(chapter)
     row = {
         "student": path.stem,
@@ -142,6 +216,9 @@ def grade_one(
     nb.cells += grading_cells(source, numbers)
     headless()
     with tempfile.TemporaryDirectory() as workdir:
+        home = Path(workdir) / "home"
+        home.mkdir()
+        kernel = sandboxed_kernel(sandboxed, Path(workdir)) if sandboxed else {}
         client = NotebookClient(
             nb,
             timeout=timeout,
@@ -149,9 +226,10 @@ def grade_one(
             allow_errors=True,
             kernel_name="python3",
             resources={"metadata": {"path": workdir}},
+            **kernel,
         )
         try:
-            client.execute()
+            client.execute(env={**os.environ, "HOME": str(home)})
         except Exception as err:  # the kernel died, or could not start
             why = (
                 str(err)[:120]
@@ -176,12 +254,19 @@ def grade(
     timeout: int = GRADE_CELL_TIMEOUT,
     jobs: int = 2,
     template: Path | None = None,
+    memory_gb: float | None = GRADE_MEMORY_GB,
 ) -> list:
+    """Every submission in the folder, `jobs` at a time; each in the sandbox unless `memory_gb` is None."""
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
     if not paths:
         raise SystemExit(f"No .ipynb files in {submissions}.")
     exercises(chapter)  # fail early on an unknown chapter
     template_of(chapter, template)
+    sandboxed = None
+    if memory_gb is not None:
+        if why := sandbox_problem():
+            raise SystemExit(NO_SANDBOX_HELP.format(why=why))
+        sandboxed = sandbox(memory_gb)
     n = len(paths)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(
@@ -192,6 +277,7 @@ def grade(
                 [timeout] * n,
                 [None] * n,
                 [template] * n,
+                [sandboxed] * n,
             )
         )
 
@@ -201,6 +287,40 @@ def write_csv(rows: list, out: Path) -> None:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
+
+
+# What a learning-management system's gradebook import reads. Each row's student is the submission's file name,
+# so name the files by the login the LMS knows (the instructors page has a recipe).
+# - Canvas (Grades > Import): Student, ID, SIS User ID, SIS Login ID and Section, then one column per assignment,
+#   whose header is the assignment's name; a row is matched by ID, SIS User ID or SIS Login ID.
+# - Moodle (Grades > Import > CSV file): any header; at import you map the identifying column (here Username) to
+#   the user, the score column to the grade item, and Feedback to its feedback.
+LMS_FORMATS = {
+    "canvas": lambda row, assignment: {
+        "Student": row["student"],
+        "ID": "",
+        "SIS User ID": "",
+        "SIS Login ID": row["student"],
+        "Section": "",
+        assignment: row["score"],
+    },
+    "moodle": lambda row, assignment: {
+        "Username": row["student"],
+        assignment: row["score"],
+        "Feedback": "; ".join(
+            part
+            for part in (row["reasons"], row["flags"] and "flagged for review")
+            if part
+        )
+        or "all exercises passed",
+    },
+}
+
+
+def write_lms_csv(rows: list, out: Path, lms: str, assignment: str) -> None:
+    """grades.csv's scores as `lms` imports them: one row per student, the score (out of the number of
+    exercises) in a column named after the assignment."""
+    write_csv([LMS_FORMATS[lms](row, assignment) for row in rows], out)
 
 
 def main() -> None:
@@ -224,6 +344,26 @@ def main() -> None:
         "--out", type=Path, help="CSV file (default: SUBMISSIONS/grades.csv)"
     )
     ap.add_argument(
+        "--memory-gb",
+        type=float,
+        default=GRADE_MEMORY_GB,
+        help="address space each submission's kernel may use",
+    )
+    ap.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="grade without the sandbox (only inside a throwaway container without network)",
+    )
+    ap.add_argument(
+        "--lms",
+        choices=sorted(LMS_FORMATS),
+        help="also write SUBMISSIONS/grades-<lms>.csv, for the gradebook import of Canvas or Moodle",
+    )
+    ap.add_argument(
+        "--assignment",
+        help="the assignment's name in the LMS, the score column's header (default: the chapter)",
+    )
+    ap.add_argument(
         "--hidden",
         type=Path,
         help="folder of your own hidden tests, NN_topic.py (default: tests/hidden)",
@@ -231,9 +371,19 @@ def main() -> None:
     args = ap.parse_args()
     if args.hidden:
         settings.HIDDEN = args.hidden.resolve()
-    rows = grade(args.submissions, args.chapter, args.timeout, args.jobs)
+    rows = grade(
+        args.submissions,
+        args.chapter,
+        args.timeout,
+        args.jobs,
+        memory_gb=None if args.no_sandbox else args.memory_gb,
+    )
     out = args.out or args.submissions / "grades.csv"
     write_csv(rows, out)
+    if args.lms:
+        lms_out = out.with_name(f"{out.stem}-{args.lms}.csv")
+        write_lms_csv(rows, lms_out, args.lms, args.assignment or args.chapter)
+        print(f"wrote {lms_out}, for {args.lms.capitalize()}'s gradebook import")
     width = max(len(r["student"]) for r in rows)
     for r in rows:
         print(

@@ -38,6 +38,10 @@ CI_BUDGET_PASSES = 7
 # per cell by default, since a student's loop should not hold up a class's grades.
 CELL_TIMEOUT = 600
 GRADE_CELL_TIMEOUT = 120
+# The address space each submission's kernel may use (`prlimit --as`). Measured on 2026-12-01: chapter 05's
+# instructor version, the heaviest chapter, graded whole under 4 GB; under 2 GB its training cells could not
+# allocate their tensors.
+GRADE_MEMORY_GB = 4
 
 
 def headless() -> None:

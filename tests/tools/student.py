@@ -42,7 +42,7 @@ def stub(indent: str, number: str, title: str) -> str:
 def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
     """The student version of an instructor notebook (a new object; `nb` is left alone), made from its Colab
     copy, so that its markdown is CommonMark too."""
-    nb = colab_version(nb)
+    nb = colab_version(nb, ROOT / "notebooks" / name)
     nb.metadata.pop("widgets", None)  # the widgets' saved state is output too
     cells, exercise = [], ("?", "complete this exercise.")
     for cell in nb.cells:
