@@ -383,3 +383,29 @@ def test_exercises_open_the_student_version_in_colab(notebook_path):
     assert f"]({colab_url('student/' + notebook_path.name)})" in heading[0], (
         "it opens the student version"
     )
+
+
+def test_the_erratum_form_asks_for_the_page_the_sentence_and_the_evidence():
+    """Each page's "Report an error on this page" opens this form (book/_ext/errata.py fills in `page`)."""
+    form = yaml.safe_load(
+        (ROOT / ".github" / "ISSUE_TEMPLATE" / "erratum.yml").read_text()
+    )
+    fields = {f["id"]: f for f in form["body"]}
+    assert {"page", "sentence", "evidence"} <= set(fields)
+    assert all(fields[f]["validations"]["required"] for f in fields)
+    assert "erratum" in form["labels"]
+
+
+def test_the_citation_names_the_book_where_the_config_does():
+    """CITATION.cff repeats the two addresses of _config.yml; they must agree."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "tools"))
+    from settings import load_config
+
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    config = load_config()
+    assert citation["repository-code"] == config["repository"]["url"]
+    assert citation["url"] == config["html"]["baseurl"]
+    assert citation["cff-version"] == "1.2.0" and citation["authors"]
+    assert (ROOT / "LICENSE").exists()

@@ -336,6 +336,41 @@ def test_an_invalid_notebook_is_a_row(graded):
     assert row["score"] == 0 and "not a valid notebook" in row["notes"]
 
 
+def test_grades_record_what_each_self_check_said():
+    """The self-checks never change a score, but grades.csv shows what each one told the student."""
+    from grade import self_checks
+
+    def checked(*outputs):
+        cell = nbformat.v4.new_code_cell("self_check(1, check_exercise_1)")
+        cell.metadata["tags"] = ["self-check"]
+        cell.outputs = [nbformat.from_dict(o) for o in outputs]
+        return cell
+
+    nb = toy_notebook("x = 1")
+    nb.cells += [
+        checked(
+            {
+                "output_type": "stream",
+                "name": "stdout",
+                "text": "Exercise 1: correct.\n",
+            }
+        ),
+        checked(
+            {
+                "output_type": "error",
+                "ename": "AssertionError",
+                "evalue": "Exercise 2: not yet right: alpha must start at 0",
+                "traceback": [],
+            }
+        ),
+        checked(),
+    ]
+    assert self_checks(nb, len(nb.cells)) == (
+        "Exercise 1: correct.; Exercise 2: not yet right: alpha must start at 0; no output"
+    )
+    assert self_checks(nb, 1) == "", "only the submitted cells count, not the grader's"
+
+
 def test_grades_export_as_canvas_and_moodle_read_them(graded, tmp_path):
     """Canvas matches a row by SIS Login ID and takes each extra column as an assignment; Moodle maps a username
     column, a score column and a feedback column at import. One row per student, the score out of the

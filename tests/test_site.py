@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
-from settings import COLAB_DIR
+from settings import COLAB_DIR, load_config
 
 HTML = ROOT / "_build" / "html"
 
@@ -67,6 +67,26 @@ def test_notebook_page_has_correct_colab_and_download_links(site, notebook):
     assert downloaded == (COLAB_DIR / notebook.name).read_text(), (
         "the download is the chapter's CommonMark copy"
     )
+
+
+def test_every_page_reports_errors_through_the_erratum_form(site):
+    """The theme's issue button opens .github/ISSUE_TEMPLATE/erratum.yml with the page's address filled in."""
+    from urllib.parse import parse_qs, urlparse
+
+    base = load_config()["html"]["baseurl"].rstrip("/") + "/"
+    repository = load_config()["repository"]["url"].rstrip("/")
+    pages = sorted(site.glob("notebooks/*.html")) + sorted(site.glob("book/*.html"))
+    checked = 0
+    for page in pages:
+        buttons = [h for h in parse(page).hrefs if "/issues/new?" in h]
+        assert len(buttons) == 1, f"{page.relative_to(site)}: {buttons}"
+        url = urlparse(buttons[0].replace("&amp;", "&"))
+        query = parse_qs(url.query)
+        assert f"{url.scheme}://{url.netloc}{url.path}" == f"{repository}/issues/new"
+        assert query["template"] == ["erratum.yml"]
+        assert query["page"] == [base + page.relative_to(site).as_posix()]
+        checked += 1
+    assert checked >= len(NOTEBOOKS) + 5, "the chapters and the reference pages"
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -89,6 +89,23 @@ def cell_problems(nb, n_submitted: int) -> list:
     return notes
 
 
+def self_checks(nb, n_submitted: int) -> str:
+    """What each self-check cell said in the graded run, as the student saw it: "Exercise 1: correct.",
+    "Exercise 2: not yet right: ...". They never change the score (the hidden tests do), but they tell an
+    instructor where a student's own check and the grade disagree."""
+    said = []
+    for cell in nb.cells[:n_submitted]:
+        if "self-check" not in cell.metadata.get("tags", []):
+            continue
+        outputs = cell.get("outputs", [])
+        text = "".join(o.get("text", "") for o in outputs).strip()
+        errors = [o for o in outputs if o.get("output_type") == "error"]
+        if errors:
+            text = errors[0]["evalue"] or errors[0]["ename"]
+        said.append((text.splitlines() or ["no output"])[0][:200])
+    return "; ".join(said)
+
+
 def results(nb, n_submitted: int) -> dict:
     """{exercise number: (passed, reason)} from the grading cells' output of an executed notebook."""
     found = {}
@@ -181,9 +198,9 @@ def grade_one(
     template: Path | None = None,
     sandboxed: list | None = None,
 ) -> dict:
-    """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags'}; never raises for a
-    bad submission. What runs is the chapter's student version (`template`) with the submission's answers spliced
-    in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does.
+    """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags', 'self_checks'};
+    never raises for a bad submission. What runs is the chapter's student version (`template`) with the
+    submission's answers spliced in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does.
     `sandboxed`: the command the kernel runs under (`sandbox()`), or None for none."""
     source, numbers = exercises(chapter)
     row = {
@@ -200,6 +217,7 @@ def grade_one(
             reasons="; ".join(f"exercise {n}: not graded" for n in numbers),
             notes=f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})",
             flags="",
+            self_checks="",
         )
         return row
     pristine = template_of(chapter, template)
@@ -245,6 +263,7 @@ def grade_one(
     )
     row["notes"] = "; ".join(notes)
     row["flags"] = "; ".join(flags)
+    row["self_checks"] = self_checks(nb, n_submitted)
     return row
 
 
