@@ -54,9 +54,10 @@ def test_copies_outside_the_book_render_as_plain_commonmark(notebook_path, copy)
     """What Colab, GitHub and the download open shows no MyST role, directive or relative link when a plain
     CommonMark renderer (markdown-it-py in commonmark mode) renders it."""
     renderer = MarkdownIt("commonmark")
-    nb = read_notebook(
-        (COLAB_DIR if copy == "colab" else STUDENT_DIR) / notebook_path.name
-    )
+    path = (COLAB_DIR if copy == "colab" else STUDENT_DIR) / notebook_path.name
+    nb = read_notebook(path)
+    roles = re.findall(r"\{(?:cite|term|numref)[\w:]*\}`", path.read_text())
+    assert not roles, f"MyST roles anywhere in the file, metadata included: {roles[:3]}"
     leftovers = []
     for i, cell in enumerate(c for c in nb.cells if c.cell_type == "markdown"):
         html = renderer.render(cell.source)

@@ -433,3 +433,7 @@ def test_colab_copy_captions_and_numbers_the_figures_as_the_book_does():
         "markdown",
     ]
     assert copy.cells[2].id == "fig-a-caption" and nb.cells[1].id == "fig-a"
+    assert "figure" not in copy.cells[1].metadata["mystnb"], (
+        "the caption moved to its cell"
+    )
+    assert "figure" in nb.cells[1].metadata["mystnb"], "the chapter is left alone"

@@ -190,6 +190,7 @@ def colab_version(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNod
         elif cell.metadata.get("mystnb", {}).get("figure"):
             number = figures.index(cell.metadata["mystnb"]["figure"]["name"]) + 1
             cells.append(caption_cell(cell, number, convert))
+            del cell.metadata["mystnb"]["figure"]  # MyST that only the book reads
     nb.cells = cells
     return nb
 
