@@ -9,7 +9,7 @@ NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
-.PHONY: venv book browser test check lint format colab-check newest bench seeds execute badges student sync grade clean
+.PHONY: venv book browser browser-deps pdf edition test check lint format colab-check newest bench seeds execute badges student sync grade clean
 
 venv: $(STAMP)
 
@@ -31,12 +31,22 @@ book: venv
 
 # The built site in a real browser (Debian's Chromium, driven by Playwright): every page of the table of contents
 # and the search page, with screenshots in _build/screenshots (light) and _build/screenshots/dark. The files the
-# pages load from CDNs come from an npm mirror, so it runs offline. Playwright (into .venv) and the mirror are
-# installed again only when their pins change; Chromium when it is missing.
+# pages load from CDNs (the widgets' embedder; MathJax is the site's own) come from an npm mirror, so it runs
+# offline. Playwright and pypdf (into .venv) and the mirror are installed again only when their pins change;
+# Chromium when it is missing.
 BROWSER_STAMP := $(VENV)/.browser-requirements.txt
 CDN_MIRROR    := $(VENV)/cdn-mirror
 
-browser: venv
+browser: browser-deps
+	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider tests/test_browser.py
+
+# The whole book as one PDF, _build/html/residual-connections.pdf (the site links it), printed offline from the
+# built site by the same Chromium (tests/tools/pdf.py), then read back by tests/test_pdf.py. After `make book`.
+pdf: browser-deps
+	$(PY) tests/tools/pdf.py
+	RC_PDF=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_pdf.py
+
+browser-deps: venv
 	cmp -s tests/browser/requirements.txt $(BROWSER_STAMP) || { \
 	  $(PY) -m pip install -q --disable-pip-version-check -r tests/browser/requirements.txt && $(PY) -m pip check && \
 	  cp tests/browser/requirements.txt $(BROWSER_STAMP); }
@@ -45,7 +55,6 @@ browser: venv
 	  npm ci --prefix $(CDN_MIRROR) --ignore-scripts --no-audit --no-fund && \
 	  cp tests/browser/package-lock.json $(CDN_MIRROR)/.package-lock.json.installed; }
 	test -x /usr/bin/chromium || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
-	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider tests/test_browser.py
 
 # Lint, conventions, claims, tools, coursework, FULL mode on fake data, every notebook under nbval (lax), and every
 # student version alone under another SEED, graded (tests/test_notebooks_run.py). Two workers, one per core (each notebook runs on one thread);
@@ -121,8 +130,8 @@ execute: venv
 badges: venv
 	$(PY) tests/tools/badges.py $(NB)
 
-# Copy each shared snippet (notebooks/shared/NAME.py: self_check, the CIFAR-10 loader) into the notebook cells
-# tagged shared:NAME, then rewrite the student versions. Re-execute the notebooks it names.
+# Copy each shared snippet (notebooks/shared/NAME.py: self_check, the digits split, the CIFAR-10 loader) into the
+# notebook cells tagged shared:NAME, then rewrite the student versions. Re-execute the notebooks it names.
 sync: venv
 	$(PY) tests/tools/sync.py
 	$(PY) tests/tools/student.py
@@ -131,6 +140,11 @@ sync: venv
 # versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
 student: venv
 	$(PY) tests/tools/student.py $(NB)
+
+# Tag an edition a course can pin, TAG=vYYYY.MM: a commit of its own (the branch does not move) whose Colab and
+# student-version links open the tag (tests/tools/edition.py). Then: git push origin TAG.
+edition: venv
+	$(PY) tests/tools/edition.py $(TAG)
 
 # Grade a folder of submitted notebooks of one chapter: make grade SUBMISSIONS=dir CHAPTER=02_identity_and_zero_init
 # [HIDDEN=folder of your own hidden tests, instead of the public tests/hidden]

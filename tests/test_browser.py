@@ -1,8 +1,9 @@
 """The built site, _build/html, in a real browser: Debian's Chromium driven by Playwright, on every page of the
 table of contents and the search page. `make browser` runs it (RC_BROWSER=1); everywhere else it is skipped.
 
-The pages load MathJax, and where a chapter has saved widget state the ipywidgets embedder, from CDNs. Each such
-file is served from an npm mirror of the same package at the version the URL asks for (tests/browser/package.json,
+MathJax is the site's own (book/_static/mathjax), so math is typeset offline: the test fails any page that asks a CDN
+for it. Where a chapter has saved widget state, the pages load the ipywidgets embedder from CDNs; each such file is
+served from an npm mirror of the same package at the version the URL asks for (tests/browser/package.json,
 installed in .venv/cdn-mirror), so the test runs offline on the files a reader's browser gets. Every other request
 off the local server is refused, and fails the test unless UNSERVED names it."""
 
@@ -17,9 +18,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 from conftest import ROOT, colab_url, read_notebook, tags
+from settings import book_pages
 
 if os.environ.get("RC_BROWSER") != "1":
     pytest.skip("the browser test runs under `make browser`", allow_module_level=True)
@@ -44,8 +45,7 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1280, "height": 900}
 # a phone held upright (the theme's narrow layout)
 PHONE = {"width": 390, "height": 844}
-# jsDelivr serves npm packages file for file: /npm/<package>@<version>/<path>, where `mathjax@3` means the newest 3.x
-# (3.2.2: `npm view mathjax@3 version`).
+# jsDelivr serves npm packages file for file: /npm/<package>@<version>/<path>.
 JSDELIVR = re.compile(
     r"https://cdn\.jsdelivr\.net/npm/(?P<package>(@[^/@]+/)?[^/@]+)@(?P<version>[^/]+)/(?P<path>[^?#]+)"
 )
@@ -81,17 +81,7 @@ SETTLE_MS = 10_000
 SEARCH_TERM = "shortcut"  # a glossary term
 
 
-def toc_files(entry) -> list:
-    """The root and every `file:` of _toc.yml, in reading order."""
-    if isinstance(entry, list):
-        return [file for item in entry for file in toc_files(item)]
-    if isinstance(entry, dict):
-        own = [entry[key] for key in ("root", "file") if key in entry]
-        return own + [file for value in entry.values() for file in toc_files(value)]
-    return []
-
-
-TOC = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+TOC = book_pages()
 PAGES = [f"{file}.html" for file in TOC] + ["search.html"]
 CHAPTERS = [file for file in TOC if (ROOT / f"{file}.ipynb").exists()]
 

@@ -6,12 +6,13 @@ from contextlib import redirect_stdout
 
 import nbformat
 import pytest
+import torch
 
 import sync
 from conftest import NOTEBOOKS, read_notebook
 from settings import SHARED
 
-# Snippets every chapter must carry; the others (the CIFAR-10 loader) only where a chapter needs them.
+# Snippets every chapter must carry; the others (the digits split, the CIFAR-10 loader) only where a chapter needs them.
 EVERY_CHAPTER = {"self_check"}
 
 
@@ -100,3 +101,35 @@ def test_self_check_reports_a_crash_in_one_sentence(self_check):
         AssertionError, match=r"^Exercise 3: your code raised RuntimeError: mat1"
     ):
         run(self_check, crash)
+
+
+@pytest.fixture(scope="module")
+def load_digits_split():
+    namespace = {}
+    exec((SHARED / "digits.py").read_text(), namespace)
+    return namespace["load_digits_split"]
+
+
+def test_digits_split_is_stratified_scaled_and_drawn_by_the_seed(load_digits_split):
+    x_train, y_train, x_test, y_test = load_digits_split(0)
+    assert x_train.shape == (1400, 64) and x_test.shape == (397, 64)
+    assert x_train.dtype == torch.float32 and y_train.dtype == torch.int64
+    # every class in both parts, in proportion (each class is 9.9-10.2 % of the digits)
+    for y, n in ((y_train, 1400), (y_test, 397)):
+        counts = torch.bincount(y, minlength=10)
+        assert (counts - n / 10).abs().max() <= 0.03 * n, counts
+    # pixels 0..16 mapped to [-1, 1], the same map everywhere: blank is -1, full ink is 1
+    for x in (x_train, x_test):
+        assert x.min() == -1 and x.max() == 1
+        assert torch.equal((x + 1) * 8, ((x + 1) * 8).round())
+    again, other = load_digits_split(0), load_digits_split(1)
+    assert torch.equal(again[0], x_train) and torch.equal(again[3], y_test)
+    assert not torch.equal(other[0], x_train), "another seed draws another split"
+
+
+def test_digits_split_keeps_test_images_out_of_training(load_digits_split):
+    x_train, _, x_test, _ = load_digits_split(3)
+    train_rows = {tuple(row.tolist()) for row in x_train}
+    test_rows = [tuple(row.tolist()) for row in x_test]
+    # no two of the 1,797 images are the same, so no test image may appear in training
+    assert not any(row in train_rows for row in test_rows)

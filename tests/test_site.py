@@ -268,3 +268,27 @@ def test_no_object_reprs_on_the_page(site, notebook):
     html = (site / "notebooks" / f"{notebook.stem}.html").read_text(encoding="utf-8")
     reprs = re.findall(r"(?:&lt;|<)matplotlib\.[\w.]+ (?:object )?at 0x[0-9a-f]+", html)
     assert not reprs, f"object reprs shown as output: {reprs[:3]}"
+
+
+def test_every_page_offers_the_whole_book_as_a_pdf_and_serves_math_itself(site):
+    pages = sorted(site.glob("notebooks/*.html")) + sorted(site.glob("book/*.html"))
+    for page in pages:
+        # pages one folder down: the PDF that `make pdf` writes to the site's root
+        assert "../residual-connections.pdf" in parse(page).hrefs, (
+            f"{page.relative_to(site)}: no link to the book's PDF"
+        )
+        text = page.read_text(encoding="utf-8")
+        assert "btn-download-book-pdf-button" in text, (
+            f"{page.relative_to(site)}: the download menu lacks the whole book"
+        )
+        mathjax = re.findall(r'<script[^>]+src="([^"]*mathjax[^"]*)"', text, re.I)
+        has_math = 'class="math' in text
+        assert bool(mathjax) == has_math and all(
+            "_static/mathjax/" in src for src in mathjax
+        ), (
+            f"{page.relative_to(site)}: MathJax must come from the site's own files, not {mathjax}"
+        )
+    assert (site / "_static" / "mathjax" / "tex-mml-chtml.js").exists()
+    assert list(
+        (site / "_static" / "mathjax" / "output" / "chtml" / "fonts").rglob("*.woff")
+    )

@@ -437,3 +437,63 @@ def test_colab_copy_captions_and_numbers_the_figures_as_the_book_does():
         "the caption moved to its cell"
     )
     assert "figure" in nb.cells[1].metadata["mystnb"], "the chapter is left alone"
+
+
+def test_pin_branch_sets_the_one_branch_line():
+    import edition
+
+    config = "repository:\n  url: https://github.com/o/r  # the repo\n  branch: main\n"
+    assert edition.pin_branch(config, "v2026.12") == config.replace(
+        "branch: main", "branch: v2026.12"
+    )
+    with pytest.raises(SystemExit, match="exactly one"):
+        edition.pin_branch(config + "other:\n  branch: dev\n", "v2026.12")
+
+
+def test_an_edition_tags_a_commit_whose_links_open_the_tag(tmp_path):
+    """`make edition` in a clone of this repository (its current tools committed there): the tag's Colab badges
+    and student versions point at the tag, and the branch the clone was on is untouched."""
+    import subprocess
+
+    def git(*args, cwd):
+        return subprocess.run(
+            ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    clone = tmp_path / "book"
+    git("clone", "--quiet", "--local", str(ROOT), str(clone), cwd=tmp_path)
+    tools = ROOT / "tests" / "tools"
+    for name in ("edition.py", "badges.py", "student.py", "colab.py", "settings.py"):
+        (clone / "tests" / "tools" / name).write_text((tools / name).read_text())
+    # the tools rewrite the committed copies from the committed chapters: bring them in line first
+    run = [sys.executable, "tests/tools/student.py"]
+    subprocess.run(run, cwd=clone, check=True, capture_output=True)
+    git("add", "--all", cwd=clone)
+    commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q"]
+    git(*commit, "--allow-empty", "-m", "the current tools and copies", cwd=clone)
+    head = git("rev-parse", "HEAD", cwd=clone)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(
+        [sys.executable, "tests/tools/edition.py", "v2099.1"],
+        cwd=clone,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    assert git("rev-parse", "HEAD", cwd=clone) == head, "the branch must not move"
+    assert not git("status", "--porcelain", cwd=clone)
+    assert git("rev-parse", "v2099.1^", cwd=clone) == head
+    tagged = git(
+        "show", "v2099.1:notebooks/student/02_identity_and_zero_init.ipynb", cwd=clone
+    )
+    assert "/blob/v2099.1/notebooks/student/02_identity_and_zero_init.ipynb" in tagged
+    assert "/blob/main/" not in tagged
+    assert "branch: v2099.1" in git("show", "v2099.1:_config.yml", cwd=clone)
+    with pytest.raises(subprocess.CalledProcessError):
+        subprocess.run(
+            [sys.executable, "tests/tools/edition.py", "2099"],
+            cwd=clone,
+            check=True,
+            capture_output=True,
+        )

@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-import numpy as np
+import numpy as np  # noqa: F811 (the chapter may have imported it already)
 import torch
 
 CIFAR_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"

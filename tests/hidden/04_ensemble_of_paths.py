@@ -102,7 +102,7 @@ def exercise_4():
     with torch.random.fork_rng():  # the notebook's random stream is left where it was
         torch.manual_seed(4042)
         stem = nn.Sequential(nn.Linear(64, width, bias=False), nn.BatchNorm1d(width))
-        blocks = nn.ModuleList(ResidualBlock(width) for _ in range(depth))
+        blocks = nn.ModuleList(BNResidualBlock(width) for _ in range(depth))
         head = nn.Linear(width, 10)
         with torch.no_grad():  # BatchNorm as training leaves it, none at its default
             for m in [*stem.modules(), *blocks.modules()]:

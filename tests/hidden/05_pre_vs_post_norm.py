@@ -1,5 +1,5 @@
 """Hidden tests for notebooks/05_pre_vs_post_norm.ipynb, run by `make grade` in each submission's kernel after the
-notebook itself; they use the notebook's names (torch, nn, Block, TinyGPT, PreNormBlock, ...).
+notebook itself; they use the notebook's names (torch, nn, TransformerBlock, TinyGPT, PreNormBlock, ...).
 
 Each test computes what it expects itself, on inputs the notebook never shows (other rates, warm-up lengths, widths,
 depths, sequence lengths), in float64 where the answer is a tensor, and checks behaviour: gradients reach alpha, the
@@ -33,11 +33,13 @@ def exercise_1():
 def exercise_2():
     torch.manual_seed(2024)
     width = 12
-    names = {n for n, _ in ReZeroBlock(width).named_parameters()}
-    assert names == {n for n, _ in Block(width).named_parameters()} | {"alpha"}, (
+    names = {n for n, _ in ReZeroTransformerBlock(width).named_parameters()}
+    assert names == {n for n, _ in TransformerBlock(width).named_parameters()} | {
+        "alpha"
+    }, (
         "a ReZero block has one learnable alpha, shared by both sublayers, and no other new parameter"
     )
-    block = ReZeroBlock(width).double()
+    block = ReZeroTransformerBlock(width).double()
     x0, w = (
         torch.randn(4, 6, width, dtype=torch.float64),
         torch.randn(4, 6, width, dtype=torch.float64),
@@ -72,7 +74,7 @@ def exercise_2():
             **{n: p.grad for n, p in sublayers.items()},
         }
         assert all(p.grad is None or not p.grad.any() for p in norms), (
-            "the LayerNorms inherited from Block must stay unused: ReZero has no normalisation"
+            "the LayerNorms inherited from TransformerBlock must stay unused: ReZero has no normalisation"
         )
 
         block.zero_grad(set_to_none=True)

@@ -80,7 +80,7 @@ def warmup_lr(step, peak_lr, warmup_steps):
 
 
 # %% exercise 2, mark 0: only attention gated; the FFN added in full
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -91,7 +91,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: the LayerNorms kept: a gated pre-norm block
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -102,7 +102,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: a LayerNorm after each addition, as in post-norm
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -113,7 +113,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: parallel sublayers: the FFN reads x, not x + alpha Attn(x)
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -123,7 +123,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: alpha.item(): right values, no gradient reaches alpha
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -135,7 +135,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: the input returned as is while alpha is 0, so alpha never gets a gradient
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -148,7 +148,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: attention's output detached: no gradient reaches its weights
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -159,7 +159,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: in-place additions that change the caller's tensor
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -171,7 +171,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 0: a second gate for the FFN, where the exercise asks for one alpha per block
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -183,7 +183,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 1: correct alternative: a loop over the two sublayers
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))
@@ -195,7 +195,7 @@ class ReZeroBlock(Block):
 
 
 # %% exercise 2, mark 1: correct alternative: torch.addcmul
-class ReZeroBlock(Block):
+class ReZeroTransformerBlock(TransformerBlock):
     def __init__(self, width: int):
         super().__init__(width)
         self.alpha = nn.Parameter(torch.zeros(()))

@@ -50,6 +50,21 @@ def headless() -> None:
     os.environ["RC_HEADLESS"] = "1"
 
 
+def toc_files(entry) -> list:
+    """The root and every `file:` of a _toc.yml entry, in reading order."""
+    if isinstance(entry, list):
+        return [file for item in entry for file in toc_files(item)]
+    if isinstance(entry, dict):
+        own = [entry[key] for key in ("root", "file") if key in entry]
+        return own + [file for value in entry.values() for file in toc_files(value)]
+    return []
+
+
+def book_pages() -> list:
+    """Every page of the book, as _toc.yml orders them (paths without suffix, from the repository root)."""
+    return toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text()))
+
+
 def load_config() -> dict:
     return yaml.safe_load((ROOT / "_config.yml").read_text())
 
