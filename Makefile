@@ -33,12 +33,13 @@ book: venv
 # and the search page, with screenshots in _build/screenshots (light) and _build/screenshots/dark. The files the
 # pages load from CDNs (the widgets' embedder; MathJax is the site's own) come from an npm mirror, so it runs
 # offline. Playwright and pypdf (into .venv) and the mirror are installed again only when their pins change;
-# Chromium when it is missing.
+# Chromium when it is missing. Two workers, one Chromium each; all checks of one page run on one worker
+# (tests/conftest.py), so each page is opened once.
 BROWSER_STAMP := $(VENV)/.browser-requirements.txt
 CDN_MIRROR    := $(VENV)/cdn-mirror
 
 browser: browser-deps
-	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider tests/test_browser.py
+	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests/test_browser.py
 
 # The whole book as one PDF, _build/html/residual-connections.pdf (the site links it), printed offline from the
 # built site by the same Chromium (tests/tools/pdf.py), then read back by tests/test_pdf.py. After `make book`.
@@ -130,7 +131,7 @@ execute: venv
 badges: venv
 	$(PY) tests/tools/badges.py $(NB)
 
-# Copy each shared snippet (notebooks/shared/NAME.py: self_check, the digits split, the CIFAR-10 loader) into the
+# Copy each shared snippet (notebooks/shared/NAME.py: self_check, the figure style, the digits split, the CIFAR-10 loader) into the
 # notebook cells tagged shared:NAME, then rewrite the student versions. Re-execute the notebooks it names.
 sync: venv
 	$(PY) tests/tools/sync.py

@@ -53,12 +53,17 @@ def notebook_path(request) -> Path:
     return request.param
 
 
+# the themes the browser test's ids may carry beside a page's name (tests/test_browser.py)
+BROWSER_THEMES = {"light", "dark", "phone"}
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """`make test` runs on two workers with --dist loadscope. A notebook's nbval cells share one kernel, so each
-    notebook stays one unit of work; every other parametrised test (one chapter's papermill run, its student copy's
-    graded run) becomes a unit of its own, so that the eight runs of one test function spread over both workers
-    instead of queueing on one."""
+    """`make test` and `make browser` run on two workers with --dist loadscope. A notebook's nbval cells share one
+    kernel, so each notebook stays one unit of work. In the browser test a page is the unit: every check of one page
+    runs on the worker that opened it (each worker keeps the pages it opened), light, dark and phone alike. Every
+    other parametrised test (one chapter's papermill run, its student copy's graded run) becomes a unit of its own,
+    so that the eight runs of one test function spread over both workers instead of queueing on one."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -67,6 +72,9 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             if ".ipynb::" in nodeid:
                 return nodeid.split("::", 1)[0]
+            if "test_browser.py::" in nodeid and nodeid.endswith("]"):
+                params = nodeid[nodeid.index("[") + 1 : -1].split("-")
+                return "page " + next(p for p in params if p not in BROWSER_THEMES)
             if nodeid.endswith("]"):
                 return nodeid
             return super()._split_scope(nodeid)

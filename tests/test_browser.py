@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, colab_url, read_notebook, tags
-from settings import book_pages
+from settings import MIN_TEXT_PX, book_pages, smallest_text_px
 
 if os.environ.get("RC_BROWSER") != "1":
     pytest.skip("the browser test runs under `make browser`", allow_module_level=True)
@@ -383,6 +383,29 @@ def test_every_notebook_figure_is_on_the_page(open_page, chapter):
     shown = open_page(f"{chapter}.html").page.locator(".cell_output img").count()
     assert shown >= figures, (
         f"the notebook has {figures} figures in shown outputs, the page {shown}"
+    )
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_figure_text_is_legible_at_laptop_width(open_page, chapter):
+    """At 1,280 px each figure's smallest text reads at MIN_TEXT_PX or more. A browser cannot read the text inside a
+    PNG, so it is computed from what the notebooks' style sets (the smallest font, drawn at RETINA x FIG_DPI:
+    tests/tools/settings.py) and the image's width on the page against its width in pixels. That no figure
+    overflows a phone screen sideways is part of the phone test above."""
+    shown = open_page(f"{chapter}.html").page.eval_on_selector_all(
+        ".cell_output img[src$='.png']",
+        "images => images.map(i => [i.src.split('/').pop(), i.getBoundingClientRect().width, i.naturalWidth])",
+    )
+    assert shown and all(natural for _, _, natural in shown), (
+        "no figure on the page has loaded"
+    )
+    small = {
+        src: round(smallest_text_px(width, natural), 1)
+        for src, width, natural in shown
+        if smallest_text_px(width, natural) < MIN_TEXT_PX
+    }
+    assert not small, (
+        f"figures whose smallest text is under {MIN_TEXT_PX} px at 1,280 px (draw them FIG_WIDTH wide): {small}"
     )
 
 

@@ -1,19 +1,15 @@
 """The notebook conventions of book/CONTRIBUTING.md, checked on every chapter."""
 
 import ast
+import base64
 import re
 import tomllib
 
 import yaml
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
+from settings import COLUMN_PX, FIGURE_BYTES, MIN_TEXT_PX, RETINA, smallest_text_px
 
-PALETTE = {
-    "plain": "#D55E00",
-    "residual": "#0072B2",
-    "pre-LN": "#009E73",
-    "post-LN": "#E69F00",
-}  # Okabe–Ito
 SEEDING_CALLS = {"manual_seed", "seed", "default_rng", "Generator"}
 
 
@@ -56,15 +52,6 @@ def test_setup_cell_installs_only_what_is_missing(notebook_path):
         "install only after checking what is missing"
     )
     assert not re.search(r"^\s*[!%]pip", setup, re.M), "no unconditional !pip / %pip"
-    palettes = [
-        ast.literal_eval(node.value)
-        for node in ast.parse(setup).body
-        if isinstance(node, ast.Assign)
-        and any(getattr(t, "id", None) == "COLORS" for t in node.targets)
-    ]
-    assert palettes == [PALETTE], (
-        "the setup cell defines COLORS as the book's palette, colour for colour"
-    )
 
 
 def test_parameters_cell_defines_seed_and_full(notebook_path):
@@ -169,6 +156,87 @@ def test_scaffolding_is_collapsed_on_the_site(notebook_path):
                 shown.append(f"cell {i}: {cell.source.splitlines()[0][:60]}")
     assert not shown, (
         f"tag these hide-input, with a code_prompt_show such as 'Show plotting code': {shown}"
+    )
+
+
+def parsed(cell) -> ast.Module:
+    """A code cell's syntax tree, its IPython magics and shell lines left out."""
+    return ast.parse(
+        "\n".join(
+            line
+            for line in cell.source.splitlines()
+            if not line.lstrip().startswith(("%", "!"))
+        )
+    )
+
+
+def test_figures_take_their_style_from_the_shared_cell(notebook_path):
+    """Width, resolution, font sizes and colours come from the cell tagged shared:style (notebooks/shared/style.py),
+    and nowhere else: every figure is FIG_WIDTH wide (panels stack rather than shrink), no call sets a font size of
+    its own, a dpi or a layout engine, and no cell but that one changes rcParams."""
+    found = []
+    for cell in code_cells(read_notebook(notebook_path)):
+        if "shared:style" in tags(cell):
+            continue
+        for node in ast.walk(parsed(cell)):
+            if isinstance(node, ast.keyword) and node.arg == "figsize":
+                width = (
+                    node.value.elts[0] if isinstance(node.value, ast.Tuple) else None
+                )
+                if not (isinstance(width, ast.Name) and width.id == "FIG_WIDTH"):
+                    found.append(f"figsize={ast.unparse(node.value)} (use FIG_WIDTH)")
+            elif isinstance(node, ast.keyword) and node.arg in {
+                "fontsize",
+                "size",
+                "dpi",
+                "layout",
+            }:
+                if node.arg != "size" or isinstance(node.value, ast.Constant):
+                    found.append(
+                        f"{node.arg}={ast.unparse(node.value)} (the style sets it)"
+                    )
+            elif isinstance(node, ast.Attribute) and node.attr in {
+                "rcParams",
+                "tight_layout",
+                "style",
+            }:
+                found.append(f"{ast.unparse(node)} (the style sets it)")
+    assert not found, f"{notebook_path.name}: {found}"
+
+
+def png_outputs(nb) -> list:
+    """(cell index, PNG bytes, the width the notebook shows it at) of every PNG output."""
+    return [
+        (
+            i,
+            base64.b64decode(output["data"]["image/png"]),
+            output.get("metadata", {}).get("image/png", {}).get("width"),
+        )
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if "image/png" in output.get("data", {})
+    ]
+
+
+def test_figures_are_sharp_legible_and_within_their_byte_budget(notebook_path):
+    """Every PNG is drawn at RETINA times the size it is shown at, and is narrow enough that the site's column
+    shows its smallest text at MIN_TEXT_PX or more (tests/test_browser.py measures the same on the page); a
+    chapter's PNGs together stay under FIGURE_BYTES."""
+    pngs = png_outputs(read_notebook(notebook_path))
+    for i, png, shown in pngs:
+        width = int.from_bytes(png[16:20], "big")  # the IHDR chunk
+        assert shown and abs(width - RETINA * shown) <= RETINA, (
+            f"cell {i}: a {width} px PNG shown at {shown} px is not a retina figure (run the shared:style cell)"
+        )
+        text = smallest_text_px(min(shown, COLUMN_PX), width)
+        assert text >= MIN_TEXT_PX, (
+            f"cell {i}: a figure {shown} px wide shows its smallest text at {text:.1f} px in the "
+            f"{COLUMN_PX} px column; draw it FIG_WIDTH wide, and keep legends and labels inside"
+        )
+    total = sum(len(png) for _, png, _ in pngs)
+    assert total <= FIGURE_BYTES, (
+        f"{notebook_path.name}: its figures weigh {total:,} bytes, over the budget of {FIGURE_BYTES:,}"
     )
 
 

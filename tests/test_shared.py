@@ -12,8 +12,15 @@ import sync
 from conftest import NOTEBOOKS, read_notebook
 from settings import SHARED
 
+# The book's palette, colour for colour (Okabe–Ito): one colour per model family, the same in every chapter.
+PALETTE = {
+    "plain": "#D55E00",
+    "residual": "#0072B2",
+    "pre-LN": "#009E73",
+    "post-LN": "#E69F00",
+}
 # Snippets every chapter must carry; the others (the digits split, the CIFAR-10 loader) only where a chapter needs them.
-EVERY_CHAPTER = {"self_check"}
+EVERY_CHAPTER = {"self_check", "style"}
 
 
 def test_shared_cells_match_their_source(notebook_path):
@@ -133,3 +140,34 @@ def test_digits_split_keeps_test_images_out_of_training(load_digits_split):
     test_rows = [tuple(row.tolist()) for row in x_test]
     # no two of the 1,797 images are the same, so no test image may appear in training
     assert not any(row in train_rows for row in test_rows)
+
+
+def test_the_style_sets_width_fonts_palette_and_retina_pngs():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    namespace = {}
+    with matplotlib.rc_context():
+        exec((SHARED / "style.py").read_text(), namespace)
+        assert namespace["COLORS"] == PALETTE
+        assert set(namespace["OKABE_ITO"].values()).isdisjoint(PALETTE.values())
+        fig = plt.figure()
+        assert tuple(fig.get_size_inches())[0] == namespace["FIG_WIDTH"]
+        assert fig.dpi == namespace["FIG_DPI"]
+        plt.close(fig)
+        sizes = [
+            matplotlib.font_manager.FontProperties(
+                size=plt.rcParams[key]
+            ).get_size_in_points()
+            for key in (
+                "font.size",
+                "axes.titlesize",
+                "axes.labelsize",
+                "xtick.labelsize",
+                "ytick.labelsize",
+                "legend.fontsize",
+            )
+        ]
+        assert min(sizes) == namespace["SMALLEST_FONT"], sizes

@@ -1,6 +1,7 @@
 """The one place for the project's paths, budgets, timeouts and seeds: the tools in this folder and the tests
 import it (tools never import the tests' conftest)."""
 
+import ast
 import os
 import re
 from pathlib import Path
@@ -42,6 +43,32 @@ GRADE_CELL_TIMEOUT = 120
 # instructor version, the heaviest chapter, graded whole under 4 GB; under 2 GB its training cells could not
 # allocate their tensors.
 GRADE_MEMORY_GB = 4
+
+# Figures. Their style (width, resolution, font sizes, palette) is set once, in notebooks/shared/style.py. At 1,280 px
+# the site's text column is COLUMN_PX wide; there a figure's smallest text must read at MIN_TEXT_PX or more. PNGs
+# are drawn at RETINA times the resolution they are shown at. A chapter's PNGs together stay under FIGURE_BYTES.
+COLUMN_PX = 688
+MIN_TEXT_PX = 9
+RETINA = 2
+FIGURE_BYTES = 3_000_000
+
+
+def figure_style() -> dict:
+    """FIG_WIDTH, FIG_DPI and SMALLEST_FONT as notebooks/shared/style.py sets them (read, not run: no matplotlib)."""
+    wanted = {"FIG_WIDTH", "FIG_DPI", "SMALLEST_FONT"}
+    return {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in ast.parse((SHARED / "style.py").read_text()).body
+        if isinstance(node, ast.Assign)
+        and getattr(node.targets[0], "id", None) in wanted
+    }
+
+
+def smallest_text_px(shown_px: float, png_px: float) -> float:
+    """The size on screen, in CSS px, of a figure's smallest text when its PNG (png_px wide, drawn at RETINA times
+    FIG_DPI) is shown shown_px wide."""
+    style = figure_style()
+    return style["SMALLEST_FONT"] / 72 * style["FIG_DPI"] * RETINA * shown_px / png_px
 
 
 def headless() -> None:
