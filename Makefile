@@ -149,6 +149,8 @@ edition: venv
 
 # Grade a folder of submitted notebooks of one chapter: make grade SUBMISSIONS=dir CHAPTER=02_identity_and_zero_init
 # [HIDDEN=folder of your own hidden tests, instead of the public tests/hidden]
+# [SECRET='a phrase only you know': the hidden tests draw their inputs from it; make hands it to the grader in
+#  the environment, not on a command line others can see]
 # [LMS=canvas or LMS=moodle: also a CSV for that gradebook's import; ASSIGNMENT="its name there"]
 # [SANDBOX=0: no sandbox, only inside a throwaway container without network (see tests/tools/grade.py)]
 grade: venv

@@ -13,8 +13,9 @@ from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 from colab import colab_version, figure_names  # noqa: E402
-from grade import exercises, grade, sandbox_problem  # noqa: E402
-from settings import COLAB_DIR  # noqa: E402
+from grade import COMMON, exercises, grade, sandbox_problem, secret_number  # noqa: E402
+from rebuild import HIDDEN_NAMES  # noqa: E402
+from settings import COLAB_DIR, HIDDEN  # noqa: E402
 from student import STUDENT_DIR, student_version  # noqa: E402
 
 
@@ -437,6 +438,7 @@ def test_instructor_page_links_every_student_version():
         ("    import sys\n    return x", "imports sys"),
         ("    return x.__class__.__bases__", "reaches __class__"),
         ("    get_ipython().input_transformers_post.append(str)", "uses get_ipython"),
+        ("    return 2 * x if _SECRET else x", "reaches the hidden tests' _SECRET"),
     ],
 )
 def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
@@ -530,3 +532,59 @@ def test_refers_to_sees_a_forbidden_helper_through_aliases_and_nested_functions(
     namespace = {"__name__": "__main__"}
     exec(COMMON.read_text() + "\ndef helper(x):\n    return x\n" + code, namespace)
     assert namespace["_refers_to"](namespace["answer"], namespace["helper"]) is uses
+
+
+def test_the_scan_knows_every_private_helper_of_the_hidden_tests():
+    import ast
+
+    defined = {
+        name
+        for node in ast.parse(COMMON.read_text()).body
+        for name in (
+            [node.name]
+            if isinstance(node, ast.FunctionDef)
+            else [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        )
+    }
+    assert defined == HIDDEN_NAMES
+
+
+def test_hidden_tests_draw_every_input_from_a_seed_the_secret_changes():
+    """No seeding call in tests/hidden takes a literal: each goes through `_seed`, which a secret changes."""
+    import ast
+
+    literal = []
+    for path in sorted(HIDDEN.glob("[0-9][0-9]_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None))
+                in {"manual_seed", "Random", "seed", "default_rng"}
+                and any(isinstance(arg, ast.Constant) for arg in node.args)
+            ):
+                literal.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    assert not literal, f"seed through _seed(...): {literal}"
+
+
+def test_a_secret_gives_other_seeds_and_stays_out_of_the_kernel():
+    def seeds(secret):
+        namespace = {}
+        exec(
+            exercises("02_identity_and_zero_init", secret)[0].split("def exercise_1")[
+                0
+            ],
+            namespace,
+        )
+        return [namespace["_seed"](k) for k in (7, 31, 404)]
+
+    assert seeds(None) == [7, 31, 404], (
+        "without a secret, the seeds written in the tests"
+    )
+    keyed = seeds("a phrase only I know")
+    assert keyed == seeds("a phrase only I know"), "the same secret, the same inputs"
+    assert len(set(keyed) | {7, 31, 404}) == 6 and keyed != seeds("another phrase")
+    assert secret_number("a phrase only I know") > 0
+    source, _ = exercises("02_identity_and_zero_init", "a phrase only I know")
+    assert "a phrase only I know" not in source, (
+        "the kernel gets a number, not the phrase"
+    )

@@ -8,7 +8,9 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
 - the hidden tests give the solved exercise its mark and every untouched exercise zero;
 - with every reference solution then defined in the same kernel, the hidden tests give full marks;
 - then each mutant answer of tests/mutants/ (wrong ones, and correct alternatives) gets its mark.
-`make colab-check` runs this file again in Colab's package versions. Set TEST_SEED to try another seed.
+The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
+the seeds written in them, as in an instructor's private grading.
+`make colab-check` runs this file again in Colab's package versions. Set TEST_SEED (or TEST_SECRET) to try others.
 """
 
 import re
@@ -21,7 +23,7 @@ from execute import inject_parameters
 from grade import cell_problems, exercises, grading_cells, results
 from mutants import mutant_cells, wrong_marks
 from rebuild import rebuild
-from settings import STUDENT_DIR
+from settings import STUDENT_DIR, TEST_SECRET
 
 STUB = re.compile(r"raise NotImplementedError\([\"']Exercise")
 
@@ -59,7 +61,7 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(
     rebuilt, _, flags = rebuild(student, submission)
     assert not flags, f"a clean submission is flagged: {flags}"
     nb = inject_parameters(rebuilt, {"SEED": TEST_SEED})
-    source, numbers = exercises(notebook_path.stem)
+    source, numbers = exercises(notebook_path.stem, TEST_SECRET)
     n_submitted = len(nb.cells)
     first = grading_cells(source, numbers)
     nb.cells += first + [nbformat.v4.new_code_cell(c.source) for c in reference]

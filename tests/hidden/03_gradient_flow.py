@@ -12,7 +12,7 @@ def exercise_1():
     assert not _refers_to(autocorrelation, lag1_autocorrelation), (
         "compute it by hand: autocorrelation must not use lag1_autocorrelation"
     )
-    gen = torch.Generator().manual_seed(303)
+    gen = torch.Generator().manual_seed(_seed(303))
     for n, lags, dtype in (
         (37, (0, 1, 2, 5, 36), torch.float32),
         (200, (0, 1, 3, 17, 199), torch.float64),
@@ -40,26 +40,43 @@ def exercise_1():
         )
 
 
+def _ch03_ratio_band(depth, seed, alpha):
+    """Where a batch's ratio lands for this network: mean +- 6 standard deviations over 100 batches of BATCH
+    standard normal inputs (an answer's batch is one more draw of them)."""
+    net = tanh_stack(depth, residual=True, seed=seed, alpha=alpha)
+    k = 100
+    x = torch.randn(
+        BATCH * k,
+        WIDTH,
+        generator=torch.Generator().manual_seed(seed + 1),
+        requires_grad=True,
+    )
+    net(x).sum().backward()
+    ratios = x.grad.double().pow(2).sum(1).view(k, BATCH).sum(1).sqrt() / math.sqrt(
+        BATCH * WIDTH
+    )
+    return (
+        (ratios.mean() - 6 * ratios.std()).item(),
+        (ratios.mean() + 6 * ratios.std()).item(),
+    )
+
+
 def exercise_2():
-    for depth, seed in ((20, 5), (90, 6)):
+    for depth in (20, 90):
+        # a network on which the right scaling can be told from the wrong ones: its band excludes 1 (the ratio
+        # of unscaled-looking answers and of a constant) and the whole band of alpha = 1/depth; about 85 % of
+        # seeds give one, so the first of 20 candidates almost surely does
+        for candidate in range(20):
+            seed = _seed(100 * depth + candidate)
+            low, high = _ch03_ratio_band(depth, seed, depth**-0.5)
+            wrong_low, wrong_high = _ch03_ratio_band(depth, seed, 1 / depth)
+            if not low < 1 < high and (wrong_high < low or wrong_low > high):
+                break
+        else:
+            raise RuntimeError(
+                f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
+            )
         ratio = float(scaled_input_grad_ratio(depth, seed))
-        # the same network's ratio over 100 batches of BATCH standard normal inputs: the answer's batch is one of them
-        net = tanh_stack(depth, residual=True, seed=seed, alpha=depth**-0.5)
-        k = 100
-        x = torch.randn(
-            BATCH * k,
-            WIDTH,
-            generator=torch.Generator().manual_seed(seed + 1),
-            requires_grad=True,
-        )
-        net(x).sum().backward()
-        ratios = x.grad.double().pow(2).sum(1).view(k, BATCH).sum(1).sqrt() / math.sqrt(
-            BATCH * WIDTH
-        )
-        low, high = (
-            (ratios.mean() - 6 * ratios.std()).item(),
-            (ratios.mean() + 6 * ratios.std()).item(),
-        )
         assert low < ratio < high, (
             f"at depth {depth} and seed {seed} the ratio {ratio:.3g} is not what a residual stack with "
             "alpha = depth ** -0.5 gives for a batch of BATCH standard normal inputs; check alpha, that you "
@@ -67,17 +84,42 @@ def exercise_2():
         )
 
 
+def _ch03_log_gaps(depth, seed, scales):
+    """{scale: |log10(input gradient / output gradient)|} of the plain stack."""
+    gaps = {}
+    for s in scales:
+        grads = layer_norms(depth, False, s, seed)[1]
+        gaps[s] = abs(math.log10(grads[0] / grads[-1]))
+    return gaps
+
+
 def exercise_3():
     scales = [round(1.0 + 0.1 * k, 1) for k in range(21)]
-    for depth, seed in ((30, 5), (50, 2)):
+    for depth in (20, 70):
+        # a network whose closest scale tells the search from shortcuts: it differs from the closest scale at the
+        # notebook's depth (LAYER_DEPTH, same seed), is not on a coarser grid of steps of 0.5, and is not 2.3,
+        # the notebook's printed answer (about half of all seeds qualify)
+        for candidate in range(30):
+            seed = _seed(100 * depth + candidate)
+            gaps = _ch03_log_gaps(depth, seed, scales)
+            best = min(scales, key=gaps.get)
+            at_notebook_depth = min(
+                scales, key=_ch03_log_gaps(LAYER_DEPTH, seed, scales).get
+            )
+            if (
+                best != at_notebook_depth
+                and best != 2.3
+                and round(best * 2) != best * 2
+            ):
+                break
+        else:
+            raise RuntimeError(
+                f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
+            )
         scale = float(critical_scale(depth, seed))
         assert any(abs(scale - s) < 1e-6 for s in scales), (
             f"{scale} is not one of the scales 1.0, 1.1, ..., 3.0"
         )
-        gaps = {}
-        for s in scales:
-            grads = layer_norms(depth, False, s, seed)[1]
-            gaps[s] = abs(math.log10(grads[0] / grads[-1]))
         chosen = min(scales, key=lambda s: abs(scale - s))
         assert gaps[chosen] <= min(gaps.values()) + 1e-6, (
             f"at depth {depth} and seed {seed}, another scale brings the plain stack's input gradient closer to its "

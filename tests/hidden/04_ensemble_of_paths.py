@@ -28,7 +28,7 @@ def exercise_1():
         "write the sum yourself: share_of_paths must not call path_length_share"
     )
     cases = [(7, 3, 3), (9, 0, 0), (9, 9, 9), (40, 0, 40), (33, 10, 20)] + _ch04_cases(
-        404, 30, 120
+        _seed(404), 30, 120
     )
     for n, lo, hi in cases:
         expected = float(
@@ -47,7 +47,7 @@ def exercise_2():
     assert not _refers_to(kendall_distance, kendall_tau_distance), (
         "write the count yourself: kendall_distance must not call kendall_tau_distance"
     )
-    gen = _random.Random(4040)
+    gen = _random.Random(_seed(4040))
     orders = [[1, 0], [0, 2, 1], [3, 0, 1, 2]]
     for n in (5, 7, 9, 13, 20):
         for _ in range(4):
@@ -69,7 +69,7 @@ def exercise_2():
 def exercise_3():
     import random as _random
 
-    gen = _random.Random(4041)
+    gen = _random.Random(_seed(4041))
     cases = [(7, 2.0), (12, 0.5), (30, 0.1), (5, 3.0), (40, 0.25)]
     while len(cases) < 60:
         cases.append((gen.randint(1, 150), 10 ** gen.uniform(-2, 1.3)))
@@ -93,14 +93,12 @@ def exercise_3():
         )
 
 
-def exercise_4():
-    """Runs `branch_deleted_error` on a network of the test's own, put in `resnet`'s place for the duration: a stem
-    without a final ReLU, so that block 1's input has negative entries and deleting its branch (ReLU kept) differs
-    from deleting the whole block; random weights and BatchNorm statistics and a fitted head, so that no trained result carries over."""
-    # the notebook's sizes, so that an answer may use them
-    width, depth = (WIDTH, N_BLOCKS)
+def _ch04_lesion_net(seed, width, depth):
+    """A stem without a final ReLU, so that block 1's input has negative entries and deleting its branch (ReLU
+    kept) differs from deleting the whole block; random weights and BatchNorm statistics and a fitted head, so
+    that no trained result carries over."""
     with torch.random.fork_rng():  # the notebook's random stream is left where it was
-        torch.manual_seed(4042)
+        torch.manual_seed(seed)
         stem = nn.Sequential(nn.Linear(64, width, bias=False), nn.BatchNorm1d(width))
         blocks = nn.ModuleList(BNResidualBlock(width) for _ in range(depth))
         head = nn.Linear(width, 10)
@@ -128,16 +126,36 @@ def exercise_4():
         )
         head.weight.copy_(sol[:-1].T)
         head.bias.copy_(sol[-1])
+    return stem, blocks, head
 
-    with torch.no_grad():
-        expected = []
-        for i in range(depth):
-            h = stem(x_test)
-            for j, block in enumerate(blocks):
-                h = F.relu(h) if j == i else block(h)
-            expected.append(
-                100 * (head(h).argmax(1) != y_test).sum().item() / len(y_test)
-            )
+
+@torch.no_grad()
+def _ch04_lesion_errors(stem, blocks, head, keep_relu):
+    """Test error (%) with each block's branch deleted: the block becomes its ReLU, or (keep_relu False) nothing."""
+    errors = []
+    for i in range(len(blocks)):
+        h = stem(x_test)
+        for j, block in enumerate(blocks):
+            h = (F.relu(h) if keep_relu else h) if j == i else block(h)
+        errors.append(100 * (head(h).argmax(1) != y_test).sum().item() / len(y_test))
+    return errors
+
+
+def exercise_4():
+    """Runs `branch_deleted_error` on a network of the test's own, put in `resnet`'s place for the duration."""
+    # the notebook's sizes, so that an answer may use them
+    width, depth = (WIDTH, N_BLOCKS)
+    # a network on which deleting block 1's branch (its ReLU kept) and deleting the whole block give different
+    # errors, so that the two can be told apart (most seeds give one)
+    for candidate in range(20):
+        stem, blocks, head = _ch04_lesion_net(_seed(4042 + candidate), width, depth)
+        expected = _ch04_lesion_errors(stem, blocks, head, keep_relu=True)
+        if expected[0] != _ch04_lesion_errors(stem, blocks, head, keep_relu=False)[0]:
+            break
+    else:
+        raise RuntimeError(
+            "the hidden test found no network to grade on: report this to the instructor"
+        )
 
     branches = [block.f for block in blocks]
     state = {

@@ -31,7 +31,7 @@ def exercise_1():
 
 
 def exercise_2():
-    torch.manual_seed(2024)
+    torch.manual_seed(_seed(2024))
     width = 12
     names = {n for n, _ in ReZeroTransformerBlock(width).named_parameters()}
     assert names == {n for n, _ in TransformerBlock(width).named_parameters()} | {
@@ -111,10 +111,13 @@ def exercise_3():
         (7, 3, 24, "default", 5, SEQ_LEN - 1),
         (8, 7, 40, "xavier", 11, 5),
     ):
-        torch.manual_seed(seed)
+        torch.manual_seed(_seed(seed))
         model = TinyGPT(PreNormBlock, depth, width, init).double()
         idx = torch.randint(
-            0, VOCAB + 1, (batch, tokens), generator=torch.Generator().manual_seed(seed)
+            0,
+            VOCAB + 1,
+            (batch, tokens),
+            generator=torch.Generator().manual_seed(_seed(seed)),
         )
         inc = energy_increments(model, idx)
         with torch.no_grad():

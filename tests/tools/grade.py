@@ -18,6 +18,7 @@ grades without it.
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import re
@@ -46,15 +47,22 @@ MARK = "GRADE "
 COMMON = Path(__file__).resolve().parents[1] / "hidden" / "_common.py"
 
 
-def exercises(chapter: str) -> tuple[str, list]:
-    """The hidden tests' source (after the shared helpers of tests/hidden/_common.py) and the exercise numbers it
-    covers."""
+def secret_number(secret: str) -> int:
+    """The instructor's secret phrase as the number the hidden tests' `_seed` mixes into every seed they draw
+    inputs from (tests/hidden/_common.py); never 0, which means no secret."""
+    return int.from_bytes(hashlib.sha256(secret.encode()).digest()[:6], "big") or 1
+
+
+def exercises(chapter: str, secret: str | None = None) -> tuple[str, list]:
+    """The hidden tests' source (after the shared helpers of tests/hidden/_common.py and, with a secret, the
+    number made from it) and the exercise numbers it covers."""
     path = settings.HIDDEN / f"{chapter}.py"
     if not path.exists():
         raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path}.")
     source = path.read_text()
     numbers = sorted(int(n) for n in re.findall(r"^def exercise_(\d+)\(", source, re.M))
-    return COMMON.read_text() + "\n\n" + source, numbers
+    keyed = f"\n_SECRET = {secret_number(secret)}\n" if secret else ""
+    return COMMON.read_text() + keyed + "\n\n" + source, numbers
 
 
 def grading_cells(source: str, numbers: list) -> list:
@@ -145,6 +153,11 @@ inside a throwaway container that has no network, with the sandbox off:
     make grade SUBMISSIONS=folder CHAPTER=NN_topic SANDBOX=0"""
 
 
+NO_SECRET = """\
+No SECRET: the hidden tests draw their inputs from the seeds written in tests/hidden, which are public. For a
+grade that counts, pass a phrase only you know: make grade SUBMISSIONS=... CHAPTER=... SECRET='...'"""
+
+
 def sandbox_problem(command: list = NAMESPACES) -> str | None:
     """None if this system lets an unprivileged user make the sandbox's namespaces, else what went wrong."""
     try:
@@ -197,12 +210,14 @@ def grade_one(
     parameters: dict | None = None,
     template: Path | None = None,
     sandboxed: list | None = None,
+    secret: str | None = None,
 ) -> dict:
     """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags', 'self_checks'};
     never raises for a bad submission. What runs is the chapter's student version (`template`) with the
     submission's answers spliced in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does.
-    `sandboxed`: the command the kernel runs under (`sandbox()`), or None for none."""
-    source, numbers = exercises(chapter)
+    `sandboxed`: the command the kernel runs under (`sandbox()`), or None for none. `secret`: the instructor's
+    secret phrase, from which the hidden tests draw their inputs (None: the seeds written in them)."""
+    source, numbers = exercises(chapter, secret)
     row = {
         "student": path.stem,
         **{f"exercise_{n}": 0 for n in numbers},
@@ -274,6 +289,7 @@ def grade(
     jobs: int = 2,
     template: Path | None = None,
     memory_gb: float | None = GRADE_MEMORY_GB,
+    secret: str | None = None,
 ) -> list:
     """Every submission in the folder, `jobs` at a time; each in the sandbox unless `memory_gb` is None."""
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
@@ -297,6 +313,7 @@ def grade(
                 [None] * n,
                 [template] * n,
                 [sandboxed] * n,
+                [secret] * n,
             )
         )
 
@@ -383,6 +400,12 @@ def main() -> None:
         help="the assignment's name in the LMS, the score column's header (default: the chapter)",
     )
     ap.add_argument(
+        "--secret",
+        default=os.environ.get("SECRET") or None,
+        help="a phrase only you know (default: $SECRET): the hidden tests draw their inputs from it, so a student "
+        "who reads the public tests cannot know them",
+    )
+    ap.add_argument(
         "--hidden",
         type=Path,
         help="folder of your own hidden tests, NN_topic.py (default: tests/hidden)",
@@ -390,12 +413,15 @@ def main() -> None:
     args = ap.parse_args()
     if args.hidden:
         settings.HIDDEN = args.hidden.resolve()
+    if not args.secret:
+        print(NO_SECRET, file=sys.stderr)
     rows = grade(
         args.submissions,
         args.chapter,
         args.timeout,
         args.jobs,
         memory_gb=None if args.no_sandbox else args.memory_gb,
+        secret=args.secret,
     )
     out = args.out or args.submissions / "grades.csv"
     write_csv(rows, out)

@@ -6,8 +6,9 @@ test that gives a wrong answer the mark, or a correct alternative none, is a fai
 tests/test_notebooks_run.py grades every mutant of a chapter at the end of the chapter's graded run, in the same
 kernel (no notebook runs again), and restores the reference solution after each exercise's mutants.
 
-Usage, for authors writing mutants: python tests/tools/mutants.py NN_topic   (runs the instructor notebook once,
-then every mutant, and prints each wrong mark; exit status 1 if there is one)
+Usage, for authors writing mutants: python tests/tools/mutants.py NN_topic [SECRET ...]   (runs the instructor notebook
+once, then every mutant, and prints each wrong mark; exit status 1 if there is one. With secrets, once per secret:
+the hidden tests must tell right from wrong on whatever inputs an instructor's secret draws.)
 """
 
 import re
@@ -43,7 +44,9 @@ def mutants(chapter: str) -> list:
 def mutant_cells(chapter: str, reference: list) -> list:
     """Cells to append to a kernel in which the chapter and the hidden tests have run: for each mutant, its code and
     its exercise's hidden test; after each exercise's mutants, that exercise's reference solution again."""
-    source, numbers = exercises(chapter)
+    source, numbers = exercises(
+        chapter
+    )  # the source only for the call cell ([1]) below
     cells = []
     found = mutants(chapter)
     for exercise in sorted({m[0] for m in found}):
@@ -79,7 +82,7 @@ def wrong_marks(chapter: str, nb: nbformat.NotebookNode) -> list:
     return problems
 
 
-def main(chapter: str) -> int:
+def main(chapter: str, secret: str | None = None) -> int:
     from nbclient import NotebookClient
 
     path = next((p for p in NOTEBOOKS if p.stem == chapter), None)
@@ -93,7 +96,7 @@ def main(chapter: str) -> int:
         )
     nb = nbformat.read(path, as_version=4)
     reference = [c.source for c in nb.cells if "### BEGIN SOLUTION" in c.source]
-    source, numbers = exercises(chapter)
+    source, numbers = exercises(chapter, secret)
     nb.cells += grading_cells(source, numbers) + mutant_cells(chapter, reference)
     headless()
     with tempfile.TemporaryDirectory() as workdir:
@@ -105,7 +108,8 @@ def main(chapter: str) -> int:
     problems = wrong_marks(chapter, nb)
     found = mutants(chapter)
     print(
-        f"{chapter}: {len(found) - len(problems)} of {len(found)} mutants got the right mark"
+        f"{chapter}{f' (secret {secret!r})' if secret else ''}: {len(found) - len(problems)} of {len(found)} "
+        "mutants got the right mark"
     )
     for line in problems:
         print("  WRONG:", line)
@@ -113,8 +117,9 @@ def main(chapter: str) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         raise SystemExit(
-            "usage: python tests/tools/mutants.py NN_topic   (for example 02_identity_and_zero_init)"
+            "usage: python tests/tools/mutants.py NN_topic [SECRET ...]   (for example 02_identity_and_zero_init)"
         )
-    sys.exit(main(sys.argv[1]))
+    secrets = sys.argv[2:] or [None]
+    sys.exit(max(main(sys.argv[1], secret) for secret in secrets))

@@ -45,6 +45,9 @@ FORBIDDEN_NAMES = {
     "locals",
     "__builtins__",
 }
+# The hidden tests' private helpers (tests/hidden/_common.py): an answer has no business with them, and _SECRET would
+# tell it the inputs it is graded on.
+HIDDEN_NAMES = {"_SECRET", "_seed", "_refers_to"}
 REFLECTION = {"getattr", "setattr", "delattr", "vars"}
 DUNDERS = {
     "__dict__",
@@ -192,6 +195,8 @@ def scan(code: str, modules: set) -> list:
             ]
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             reasons.append(f"uses {node.id}")
+        elif isinstance(node, ast.Name) and node.id in HIDDEN_NAMES:
+            reasons.append(f"reaches the hidden tests' {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr in DUNDERS:
             reasons.append(f"reaches {node.attr}")
         elif (

@@ -23,6 +23,9 @@ INTRO = ROOT / "book" / "intro.md"
 
 # The SEED the tests run notebooks with: not the committed one.
 TEST_SEED = int(os.environ.get("TEST_SEED", "12345"))
+# The secret the tests grade under (`make grade SECRET=...`): the hidden tests then draw inputs other than the seeds
+# written in them, as in an instructor's private grading, and must still tell right answers from wrong ones.
+TEST_SECRET = os.environ.get("TEST_SECRET", f"test secret {TEST_SEED}")
 # `make seeds`: the sweep's seeds are 1000, 2000, ...; chapters seed their models as SEED + k.
 SEED_SPACING = 1000
 
