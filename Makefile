@@ -116,7 +116,7 @@ newest:
 bench: venv
 	$(PY) tests/tools/bench.py $(NB) $(if $(WITH_CI),--ci)
 
-# Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (about 50 min
+# Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (about 90 min
 # for 30 seeds of every chapter). Records in _build/seeds/; the table goes on the reproducibility page.
 N ?= 30
 seeds: venv
