@@ -409,6 +409,26 @@ def test_figure_text_is_legible_at_laptop_width(open_page, chapter):
     )
 
 
+@pytest.mark.parametrize("theme", ["light", "phone"])
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
+def test_figures_keep_their_shape(open_page, chapter, theme):
+    """On a laptop and on a phone every figure keeps its width-to-height ratio: a retina PNG carries its shown size
+    as an inline width and height, and without `height: auto` (custom.css) a narrow screen squashes it sideways."""
+    shapes = open_page(f"{chapter}.html", theme).page.eval_on_selector_all(
+        ".cell_output img[src$='.png']",
+        """images => images.map(i => [i.src.split('/').pop(), i.getBoundingClientRect().width,
+            i.getBoundingClientRect().height, i.naturalWidth, i.naturalHeight])""",
+    )
+    assert shapes, "no figure on the page"
+    squashed = [
+        src
+        for src, width, height, natural_width, natural_height in shapes
+        if abs(width / height - natural_width / natural_height)
+        > 0.02 * natural_width / natural_height
+    ]
+    assert not squashed, f"figures drawn out of shape: {squashed}"
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
 def test_colab_and_download_buttons(open_page, chapter):
     page = open_page(f"{chapter}.html").page
