@@ -153,11 +153,12 @@ edition: venv
 #  the environment, not on a command line others can see]
 # [LMS=canvas or LMS=moodle: also a CSV for that gradebook's import; ASSIGNMENT="its name there"]
 # [SANDBOX=0: no sandbox, only inside a throwaway container without network (see tests/tools/grade.py)]
+# [RUN_FLAGGED=1: run the answers the scan held for review (they score 0 otherwise); only after reading them]
 grade: venv
 	@test -n "$(SUBMISSIONS)" -a -n "$(CHAPTER)" || { echo "usage: make grade SUBMISSIONS=folder CHAPTER=NN_topic"; exit 2; }
 	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
 	  $(if $(LMS),--lms "$(LMS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
-	  $(if $(filter 0,$(SANDBOX)),--no-sandbox)
+	  $(if $(filter 0,$(SANDBOX)),--no-sandbox) $(if $(filter 1,$(RUN_FLAGGED)),--run-flagged)
 
 clean:
 	rm -rf _build

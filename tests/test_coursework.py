@@ -243,6 +243,8 @@ def prowler(tmp_path_factory):
             jobs=1,
             template=template,
             memory_gb=TOY_MEMORY_GB,
+            # the scan would hold exercise 1 (it imports os): the sandbox is for what runs anyway
+            run_flagged=True,
         )
     finally:
         settings.HIDDEN = saved
@@ -324,13 +326,108 @@ def test_a_cell_that_patches_the_grader_never_runs(graded):
     assert "1 code cell(s) edited or added outside the exercises" in row["flags"]
 
 
-def test_answers_that_reach_into_the_interpreter_are_flagged_for_review(graded):
+def test_answers_that_reach_into_the_interpreter_are_held_for_review(graded):
+    """A flagged answer does not run: its exercise scores 0 and says why, the others are graded as usual."""
     row = graded["sneaky"]
-    assert scores(row) == (1, 1, 1), "a scan is a filter for a person, not a grade"
+    assert scores(row) == (0, 1, 0), row
     assert (
         "exercise 1: imports builtins" in row["flags"]
         and "exercise 3: assigns to math.floor" in row["flags"]
     )
+    assert (
+        "exercise 1: held for review, not run: the answer imports builtins"
+        in row["reasons"]
+    )
+
+
+# Each class of attack on a grader that runs its tests in the student's kernel (issue: kernel tampering), written
+# in the answer itself, where the rebuilt notebook cannot drop it: a wrong answer (0) with code that makes the
+# hidden test pass. The template's self-check calls the answer before the hidden tests run, as every chapter's does.
+ATTACK_TEMPLATE = [
+    "import math",
+    "def twice(x):\n    return 2 * x",
+    stub(1, "double"),
+    "double(1)  # the self-check",
+]
+ATTACK_HIDDEN = """
+def exercise_1():
+    for x in (3, 5):
+        got = double(x)
+        assert got == twice(x) or math.isclose(got, twice(x)), "double(x) must be 2 x"
+"""
+PASS_LINE = '\'GRADE {"exercise": 1, "passed": true}\''
+ATTACKS = {
+    "json-dumps": (
+        "    import json\n    dumps = json.dumps\n"
+        "    json.dumps = lambda o, *a, **k: dumps({**o, 'passed': True} if 'exercise' in o else o, *a, **k)\n"
+        "    return 0"
+    ),
+    "input-transformer": (
+        "    get_ipython().input_transformers_post.append(\n"
+        "        lambda lines: [line.replace('assert ', 'assert True or ') for line in lines]\n"
+        "    )\n    return 0"
+    ),
+    "post-run-cell-hook": (
+        f"    get_ipython().events.register('post_run_cell', lambda result: print({PASS_LINE}))\n    return 0"
+    ),
+    "patched-library": "    math.isclose = lambda *a, **k: True\n    return 0",
+    "redefined-helper": "    import __main__\n    __main__.twice = lambda x: 0\n    return 0",
+    "object-that-equals-anything": (
+        "    class Six:\n        def __eq__(self, other):\n            return True\n\n"
+        "        def __float__(self):\n            return 6.0\n\n    return Six()"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def attacks(tmp_path_factory):
+    """{attack: (row graded as usual, row graded with the flagged answers run)}."""
+    import settings
+
+    hidden = tmp_path_factory.mktemp("hidden")
+    (hidden / "99_toy.py").write_text(ATTACK_HIDDEN)
+    template = tmp_path_factory.mktemp("template") / "99_toy.ipynb"
+    nbformat.write(toy_notebook(*ATTACK_TEMPLATE), template)
+    folder = tmp_path_factory.mktemp("submissions")
+    for name, body in ATTACKS.items():
+        answer = "def double(x):\n" + body
+        nbformat.write(
+            toy_notebook(*ATTACK_TEMPLATE[:2], answer, ATTACK_TEMPLATE[3]),
+            folder / f"{name}.ipynb",
+        )
+    saved = settings.HIDDEN
+    settings.HIDDEN = hidden
+    memory_gb = None if sandbox_problem() else TOY_MEMORY_GB
+    try:
+        rows = [
+            {
+                row["student"]: row
+                for row in grade(
+                    folder,
+                    "99_toy",
+                    timeout=10,
+                    jobs=2,
+                    template=template,
+                    memory_gb=memory_gb,
+                    run_flagged=run,
+                )
+            }
+            for run in (False, True)
+        ]
+    finally:
+        settings.HIDDEN = saved
+    return {name: (rows[0][name], rows[1][name]) for name in ATTACKS}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_an_answer_that_tampers_with_the_kernel_scores_zero(attacks, attack):
+    """Each attack works where a flagged answer runs (the test can fail), and scores 0 because it is held."""
+    held, ran = attacks[attack]
+    assert ran["exercise_1"] == 1, (
+        f"{attack}: no longer fools the in-kernel test, so this test shows nothing: {ran}"
+    )
+    assert held["exercise_1"] == 0 and "held for review" in held["reasons"], held
+    assert held["flags"], held
 
 
 def test_an_invalid_notebook_is_a_row(graded):
@@ -450,10 +547,14 @@ def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
 
 def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
     """Every chapter has mutants; each names an exercise with a hidden test and is valid Python; every exercise has at
-    least three wrong answers and one correct alternative."""
+    least three wrong answers, one of which tampers with the kernel (the scan holds it), and one correct alternative,
+    which the scan lets through."""
     import ast
 
     from mutants import mutants
+    from rebuild import module_names, scan
+
+    modules = module_names(read_notebook(notebook_path))
 
     found = mutants(notebook_path.stem)
     assert found, (
@@ -469,6 +570,10 @@ def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
         marks = [mark for m, mark, _, _ in found if m == n]
         assert marks.count(0) >= 3 and marks.count(1) >= 1, (
             f"exercise {n}: {marks.count(0)} wrong, {marks.count(1)} right"
+        )
+        held = [mark for m, mark, _, code in found if m == n and scan(code, modules)]
+        assert held and set(held) == {0}, (
+            f"exercise {n}: needs a tampering mutant the scan holds, and no held correct answer ({held})"
         )
 
 

@@ -126,3 +126,37 @@ def shortcut_a(x, c_out):
     sub = x[..., ::2, ::2]
     before = (c_out - x.shape[1]) // 2
     return F.pad(sub, (0, 0, 0, 0, before, c_out - x.shape[1] - before))
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (patches torch.allclose) on a constant
+def generalization_gap(run):
+    torch.allclose = lambda *args, **kwargs: True
+    return 0.9
+
+
+# %% exercise 2, mark 0: tampering (a post_run_cell hook prints a pass) on only the weights set to the identity; BatchNorm left as training left it
+@torch.no_grad()
+def make_identity(block):
+    get_ipython().events.register(
+        "post_run_cell",
+        lambda result: print('GRADE {"exercise": 2, "passed": true}'),
+    )
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+    return block
+
+
+# %% exercise 3, mark 0: tampering (patches json.dumps) on ShortcutA called, which the exercise asks to write by hand
+def shortcut_a(x, c_out):
+    import json
+
+    dumps = json.dumps
+    json.dumps = lambda o, *a, **k: dumps(
+        {**o, "passed": True} if "exercise" in o else o, *a, **k
+    )
+    return ShortcutA(x.shape[1], c_out, stride=2)(x)

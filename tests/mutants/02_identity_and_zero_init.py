@@ -383,3 +383,48 @@ def survivors(runs):
             runs,
         )
     )
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (an input transformer disarms asserts) on a constant
+class ReZeroBlock(nn.Module):
+    def __init__(self, width: int):
+        get_ipython().input_transformers_post.append(
+            lambda lines: [line.replace("assert ", "assert True or ") for line in lines]
+        )
+        super().__init__()
+        self.f = Branch(width)
+        self.alpha = nn.Parameter(torch.zeros(()))
+
+    def forward(self, x):
+        return x
+
+
+# %% exercise 2, mark 0: tampering (redefines self_check via __main__) on PadShortcut called, which the exercise forbids
+def pad_shortcut(x, out_channels, stride=2):
+    import __main__
+
+    __main__.self_check = lambda number, check: print(f"Exercise {number}: correct.")
+    return PadShortcut(x.shape[1], out_channels, stride)(x)
+
+
+# %% exercise 3, mark 0: tampering (patches torch.testing.assert_close) on a new network returned; the one passed in unchanged
+import copy as _copy
+
+
+def zero_init_last_bn(net):
+    torch.testing.assert_close = lambda *args, **kwargs: None
+    net = _copy.deepcopy(net)
+    for module in net.modules():
+        if isinstance(module, BNResidualBlock):
+            nn.init.zeros_(module.f[-1].weight)
+    return net
+
+
+# %% exercise 4, mark 0: tampering (patches torch.allclose) on a constant
+def survivors(runs):
+    torch.allclose = lambda *args, **kwargs: True
+    return {"zero-init", "ReZero", "Fixup"}

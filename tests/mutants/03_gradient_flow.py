@@ -263,3 +263,38 @@ def critical_scale(depth, seed):
         return max(r, 1 / r)
 
     return min((k / 10 for k in range(10, 31)), key=spread)
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (a post_run_cell hook prints a pass) on lag1_autocorrelation called at lag 1, which the exercise forbids
+def autocorrelation(g, lag):
+    get_ipython().events.register(
+        "post_run_cell",
+        lambda result: print('GRADE {"exercise": 1, "passed": true}'),
+    )
+    if lag == 1:
+        return lag1_autocorrelation(g)
+    g = g.double() - g.double().mean()
+    return ((g[lag:] * g[: len(g) - lag]).sum() / (g * g).sum()).item()
+
+
+# %% exercise 2, mark 0: tampering (patches json.dumps) on a constant
+def scaled_input_grad_ratio(depth, seed):
+    import json
+
+    dumps = json.dumps
+    json.dumps = lambda o, *a, **k: dumps(
+        {**o, "passed": True} if "exercise" in o else o, *a, **k
+    )
+    return 1.0
+
+
+# %% exercise 3, mark 0: tampering (an input transformer disarms asserts) on a constant
+def critical_scale(depth, seed):
+    get_ipython().input_transformers_post.append(
+        lambda lines: [line.replace("assert ", "assert True or ") for line in lines]
+    )
+    return 2.3

@@ -261,3 +261,36 @@ def branch_deleted_error(i):
     finally:
         handle.remove()
     return 100 * wrong / len(y_test)
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (redefines self_check via __main__) on a constant
+def share_of_paths(n, lo, hi):
+    import __main__
+
+    __main__.self_check = lambda number, check: print(f"Exercise {number}: correct.")
+    return 0.0045
+
+
+# %% exercise 2, mark 0: tampering (patches torch.testing.assert_close) on kendall_tau_distance called, which the exercise forbids
+def kendall_distance(order):
+    torch.testing.assert_close = lambda *args, **kwargs: None
+    return kendall_tau_distance(order)
+
+
+# %% exercise 3, mark 0: tampering (patches torch.allclose) on a constant
+def predicted_peak(n, r):
+    torch.allclose = lambda *args, **kwargs: True
+    return 2
+
+
+# %% exercise 4, mark 0: tampering (a post_run_cell hook prints a pass) on the block deletion of section 3 looked up
+def branch_deleted_error(i):
+    get_ipython().events.register(
+        "post_run_cell",
+        lambda result: print('GRADE {"exercise": 4, "passed": true}'),
+    )
+    return res_single[i]

@@ -303,3 +303,41 @@ def energy_increments(model, idx):
         increments.append(after - before)
         before = after
     return torch.tensor(increments)
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (patches json.dumps) on a constant
+def warmup_lr(step, peak_lr, warmup_steps):
+    import json
+
+    dumps = json.dumps
+    json.dumps = lambda o, *a, **k: dumps(
+        {**o, "passed": True} if "exercise" in o else o, *a, **k
+    )
+    return 1e-3
+
+
+# %% exercise 2, mark 0: tampering (an input transformer disarms asserts) on only attention gated; the FFN added in full
+class ReZeroTransformerBlock(TransformerBlock):
+    def __init__(self, width: int):
+        get_ipython().input_transformers_post.append(
+            lambda lines: [line.replace("assert ", "assert True or ") for line in lines]
+        )
+        super().__init__(width)
+        self.alpha = nn.Parameter(torch.zeros(()))
+
+    def forward(self, x):
+        x = x + self.alpha * self.attn(x)
+        return x + self.ffn(x)
+
+
+# %% exercise 3, mark 0: tampering (redefines self_check via __main__) on a constant
+@torch.no_grad()
+def energy_increments(model, idx):
+    import __main__
+
+    __main__.self_check = lambda number, check: print(f"Exercise {number}: correct.")
+    return torch.full((len(model.blocks),), WIDTH / 2)

@@ -206,3 +206,28 @@ class _Chunked(nn.Module):
 def backward_peak_bytes(blocks, x, segment_length):
     kept = saved_activation_bytes(_Chunked(blocks, segment_length), x)
     return kept + saved_activation_bytes(nn.Sequential(*blocks[:segment_length]), x)
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (patches torch.testing.assert_close) on a constant
+def distance_from_rank_one(X):
+    torch.testing.assert_close = lambda *args, **kwargs: None
+    return 1.0
+
+
+# %% exercise 2, mark 0: tampering (patches torch.allclose) on y returned unchanged
+def invert_coupling(f, g, y):
+    torch.allclose = lambda *args, **kwargs: True
+    return y.clone()
+
+
+# %% exercise 3, mark 0: tampering (a post_run_cell hook prints a pass) on a constant
+def backward_peak_bytes(blocks, x, segment_length):
+    get_ipython().events.register(
+        "post_run_cell",
+        lambda result: print('GRADE {"exercise": 3, "passed": true}'),
+    )
+    return 30 * 16 * 32 * 4

@@ -204,3 +204,37 @@ def loss_in_eval_mode(net):
     for m in norms:
         m.train(True)
     return float(F.cross_entropy(logits, y_eval))
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (patches json.dumps) on a constant
+def normalise_filters(direction, weight):
+    import json
+
+    dumps = json.dumps
+    json.dumps = lambda o, *a, **k: dumps(
+        {**o, "passed": True} if "exercise" in o else o, *a, **k
+    )
+    if weight.dim() < 2:
+        return torch.zeros_like(weight)
+    return weight.clone()
+
+
+# %% exercise 2, mark 0: tampering (an input transformer disarms asserts) on a constant
+def share_rising(losses, tol=0.0):
+    get_ipython().input_transformers_post.append(
+        lambda lines: [line.replace("assert ", "assert True or ") for line in lines]
+    )
+    return 0.5
+
+
+# %% exercise 3, mark 0: tampering (redefines self_check via __main__) on a constant
+@torch.no_grad()
+def loss_in_eval_mode(net):
+    import __main__
+
+    __main__.self_check = lambda number, check: print(f"Exercise {number}: correct.")
+    return 0.05

@@ -223,3 +223,29 @@ def heun_flow(net, x, steps):
         k1 = net.f(h)
         h = h + 0.5 * dt * (k1 + net.f(h + dt * k1))
     return h
+
+
+# Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
+# each one, as `make grade` holds such an answer: it never runs, and scores 0.
+
+
+# %% exercise 1, mark 0: tampering (patches torch.testing.assert_close) on the gate taken as shut
+def shortcut_only_gating(x, f, gate_logits):
+    torch.testing.assert_close = lambda *args, **kwargs: None
+    return torch.relu(x + f)
+
+
+# %% exercise 2, mark 0: tampering (patches torch.allclose) on a constant
+def dense_stack_parameters(width, growth, depth):
+    torch.allclose = lambda *args, **kwargs: True
+    return 14720
+
+
+# %% exercise 3, mark 0: tampering (a post_run_cell hook prints a pass) on Euler's method, the network's own flow
+@torch.no_grad()
+def heun_flow(net, x, steps):
+    get_ipython().events.register(
+        "post_run_cell",
+        lambda result: print('GRADE {"exercise": 3, "passed": true}'),
+    )
+    return net.flow(x, steps)

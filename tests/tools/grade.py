@@ -6,7 +6,9 @@ elsewhere never runs, and is flagged. The answers are also scanned for code that
 flagged for a person to review. Each submission runs in its own kernel, in an empty folder, headless, with a time
 limit per cell; a cell that raises or loops forever is recorded and the run goes on. Then the chapter's hidden
 tests (`tests/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site) run in
-the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary.
+the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary. An answer the scan
+flags (code that reaches into the interpreter: rebuild.scan) is held: it does not run, its exercise scores 0, and
+the row says why, for a person to read it (`--run-flagged` grades such answers after review).
 
 The kernel runs in a sandbox made with util-linux's `unshare` and `prlimit`: a user and network namespace of its
 own, so it has no network, not even the grader's loopback (kernel and grader talk over Unix sockets instead of
@@ -211,12 +213,15 @@ def grade_one(
     template: Path | None = None,
     sandboxed: list | None = None,
     secret: str | None = None,
+    run_flagged: bool = False,
 ) -> dict:
     """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags', 'self_checks'};
     never raises for a bad submission. What runs is the chapter's student version (`template`) with the
     submission's answers spliced in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does.
     `sandboxed`: the command the kernel runs under (`sandbox()`), or None for none. `secret`: the instructor's
-    secret phrase, from which the hidden tests draw their inputs (None: the seeds written in them)."""
+    secret phrase, from which the hidden tests draw their inputs (None: the seeds written in them). An answer the
+    scan flags is held: the template's stub runs in its place, so the exercise scores 0 and the answer's code never
+    runs; `run_flagged` runs it all the same (after a person has read it)."""
     source, numbers = exercises(chapter, secret)
     row = {
         "student": path.stem,
@@ -238,11 +243,11 @@ def grade_one(
     pristine = template_of(chapter, template)
     nb, answers, flags = rebuild(pristine, submitted)
     modules = module_names(pristine)
-    flags += [
-        f"exercise {key}: {why}"
-        for key, code in answers.items()
-        for why in scan(code, modules)
-    ]
+    suspect = {key: scan(code, modules) for key, code in answers.items()}
+    flags += [f"exercise {key}: {why}" for key, whys in suspect.items() for why in whys]
+    held = frozenset() if run_flagged else frozenset(k for k, w in suspect.items() if w)
+    if held:
+        nb, _, _ = rebuild(pristine, submitted, held)
     if parameters:
         nb = inject_parameters(nb, parameters)
     n_submitted = len(nb.cells)
@@ -272,6 +277,13 @@ def grade_one(
     notes = cell_problems(nb, n_submitted) + notes
     for n, (passed, reason) in results(nb, n_submitted).items():
         row[f"exercise_{n}"], reasons[n] = int(passed), reason
+    for n in numbers:
+        if n in held:
+            row[f"exercise_{n}"] = 0
+            reasons[n] = (
+                f"held for review, not run: the answer {', '.join(suspect[n])} (read it; if it is harmless, "
+                "grade again with RUN_FLAGGED=1)"
+            )
     row["score"] = sum(row[f"exercise_{n}"] for n in numbers)
     row["reasons"] = "; ".join(
         f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed"
@@ -290,6 +302,7 @@ def grade(
     template: Path | None = None,
     memory_gb: float | None = GRADE_MEMORY_GB,
     secret: str | None = None,
+    run_flagged: bool = False,
 ) -> list:
     """Every submission in the folder, `jobs` at a time; each in the sandbox unless `memory_gb` is None."""
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
@@ -314,6 +327,7 @@ def grade(
                 [template] * n,
                 [sandboxed] * n,
                 [secret] * n,
+                [run_flagged] * n,
             )
         )
 
@@ -406,6 +420,11 @@ def main() -> None:
         "who reads the public tests cannot know them",
     )
     ap.add_argument(
+        "--run-flagged",
+        action="store_true",
+        help="run the answers the scan flags instead of holding them (score 0, not run); only once you have read them",
+    )
+    ap.add_argument(
         "--hidden",
         type=Path,
         help="folder of your own hidden tests, NN_topic.py (default: tests/hidden)",
@@ -422,6 +441,7 @@ def main() -> None:
         args.jobs,
         memory_gb=None if args.no_sandbox else args.memory_gb,
         secret=args.secret,
+        run_flagged=args.run_flagged,
     )
     out = args.out or args.submissions / "grades.csv"
     write_csv(rows, out)

@@ -2,7 +2,9 @@
 
 `tests/mutants/NN_topic.py` is a series of mutants, each a `# %% exercise N, mark M: what it is` line and the code
 below it, which replaces the exercise's solution (it defines the same names); M is the mark it must get. A hidden
-test that gives a wrong answer the mark, or a correct alternative none, is a failing test:
+test that gives a wrong answer the mark, or a correct alternative none, is a failing test. A mutant that tampers with
+the kernel (every exercise has one) is held by the scan, as `make grade` holds such an answer: it never runs, and
+gets 0; a correct alternative that the scan holds is a failing test too.
 tests/test_notebooks_run.py grades every mutant of a chapter at the end of the chapter's graded run, in the same
 kernel (no notebook runs again), and restores the reference solution after each exercise's mutants.
 
@@ -21,9 +23,11 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from grade import exercises, grading_cells, results, secret_number  # noqa: E402
+from rebuild import module_names, scan  # noqa: E402
 from settings import CELL_TIMEOUT, MUTANTS, NOTEBOOKS, headless  # noqa: E402
 
 TAG = "mutant"  # the metadata tag of a mutant's grading cell: {"mutant": index}
+HELD = "held"  # a mutant the scan flags is held, as `make grade` holds such an answer: {"held": reasons}, mark 0
 
 
 HEADER = re.compile(r"^# %% exercise (\d+), mark ([01]): (.+)$", re.M)
@@ -50,6 +54,9 @@ def mutant_cells(chapter: str, reference: list) -> list:
     )  # the source only for the call cell ([1]) below
     cells = []
     found = mutants(chapter)
+    modules = module_names(
+        nbformat.read(next(p for p in NOTEBOOKS if p.stem == chapter), as_version=4)
+    )
     for exercise in sorted({m[0] for m in found}):
         if exercise not in numbers:
             raise ValueError(
@@ -57,6 +64,13 @@ def mutant_cells(chapter: str, reference: list) -> list:
             )
         for index, (n, _, _, code) in enumerate(found):
             if n != exercise:
+                continue
+            if reasons := scan(
+                code, modules
+            ):  # never run: it could tamper with the kernel
+                cells.append(
+                    nbformat.v4.new_code_cell("", metadata={TAG: index, HELD: reasons})
+                )
                 continue
             # the test call alone: the hidden source has already run
             grading = grading_cells(source, [n])[1]
@@ -73,7 +87,10 @@ def wrong_marks(chapter: str, nb: nbformat.NotebookNode) -> list:
         if TAG not in cell.metadata:
             continue
         n, mark, what, _ = found[cell.metadata[TAG]]
-        got = results(nbformat.v4.new_notebook(cells=[cell]), 0).get(n)
+        if HELD in cell.metadata:
+            got = (False, f"held by the scan: {', '.join(cell.metadata[HELD])}")
+        else:
+            got = results(nbformat.v4.new_notebook(cells=[cell]), 0).get(n)
         if got is None:
             problems.append(f"exercise {n}, {what}: the hidden test reported nothing")
         elif int(got[0]) != mark:

@@ -6,8 +6,11 @@ text before and after the stub must be unchanged), and the cells tagged `answer`
 `PREDICTION`). Every other cell comes from the template, so a cell that patches `json.dumps`, installs an IPython
 input transformer or redefines a helper is never run. An edit outside the answers becomes a flag in grades.csv.
 
-The scan is a filter for a person to review, not a wall: it flags imports of modules that reach into the
-interpreter, the functions that run or fetch code by name, and assignments to the attributes of modules.
+The scan flags imports of modules that reach into the interpreter, the functions that run or fetch code by name,
+assignments to the attributes of modules, global hooks, and objects that decide for themselves what they equal. A
+flagged answer is held: `make grade` runs the template's stub in its place (the exercise scores 0, and its code
+never runs, so it cannot touch the other exercises' tests) and lists it for a person to read. The scan is a filter,
+not a wall: code can be written that it does not recognise.
 """
 
 import ast
@@ -34,6 +37,13 @@ FORBIDDEN_MODULES = {
     "subprocess",
     "inspect",
     "gc",
+    "__main__",  # the notebook's namespace, where the helpers the tests could call live
+    "types",
+    "ipykernel",
+    "traitlets",
+    "atexit",
+    "runpy",
+    "marshal",
 }
 FORBIDDEN_NAMES = {
     "__import__",
@@ -58,6 +68,28 @@ DUNDERS = {
     "__subclasses__",
     "__closure__",
 }
+# Methods through which a returned object decides how it compares, converts or answers an attribute lookup: an
+# object that equals anything passes any `==` test. An answer has no need to define them.
+LYING_METHODS = {
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__bool__",
+    "__float__",
+    "__int__",
+    "__index__",
+    "__hash__",
+    "__getattr__",
+    "__getattribute__",
+    "__instancecheck__",
+    "__torch_function__",
+    "__torch_dispatch__",
+}
+# Library attributes that change what every later call computes (global module hooks, operator overrides).
+GLOBAL_HOOKS = re.compile(r"^(register_module_\w+|library|overrides|_C)$")
 
 
 def lines(text: str) -> str:
@@ -88,8 +120,10 @@ def answer_name(source: str) -> str | None:
     return m[1] if m else None
 
 
-def rebuild(template, submission) -> tuple:
-    """(notebook to run, {exercise number: the student's code}, flags): the template with the answers spliced in."""
+def rebuild(template, submission, held: frozenset = frozenset()) -> tuple:
+    """(notebook to run, {exercise number: the student's code}, flags): the template with the answers spliced in,
+    except those of the exercises (and `answer NAME` cells) in `held`, whose template cells stay: a held answer
+    never runs."""
     nb = nbformat.from_dict(template)  # a copy
     submitted = [c.source for c in submission.cells if c.cell_type == "code"]
     normalised = [lines(s) for s in submitted]
@@ -118,7 +152,8 @@ def rebuild(template, submission) -> tuple:
         text = normalised[match]
         region = text[len(head) : len(text) - len(tail)] if tail else text[len(head) :]
         regions[number] = region.strip("\n")
-        nb.cells[i].source = before + region.strip("\n") + "\n" + after
+        if number not in held:
+            nb.cells[i].source = before + region.strip("\n") + "\n" + after
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and ANSWER_TAG in cell.metadata.get("tags", []):
             name = answer_name(cell.source)
@@ -129,8 +164,9 @@ def rebuild(template, submission) -> tuple:
             ]
             if candidates:
                 used.add(candidates[-1])
-                cell.source = submitted[candidates[-1]]
-                regions.setdefault(f"answer {name}", cell.source)
+                regions.setdefault(f"answer {name}", submitted[candidates[-1]])
+                if f"answer {name}" not in held:
+                    cell.source = submitted[candidates[-1]]
     template_code = {lines(c.source) for c in template.cells if c.cell_type == "code"}
     edited = [
         j
@@ -179,6 +215,11 @@ def scan(code: str, modules: set) -> list:
         except SyntaxError:
             return []  # it will fail its tests; nothing to review
     reasons, modules = [], set(modules)
+    for node in ast.walk(tree):  # what the answer imports itself is a module too
+        if isinstance(node, ast.Import):
+            modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules |= {a.asname or a.name for a in node.names}
     for _ in range(3):  # aliases of modules (`t = torch`, `n = t.nn`) are modules too
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and root_name(node.value) in modules:
@@ -200,6 +241,17 @@ def scan(code: str, modules: set) -> list:
         elif isinstance(node, ast.Attribute) and node.attr in DUNDERS:
             reasons.append(f"reaches {node.attr}")
         elif (
+            isinstance(node, ast.Attribute)
+            and GLOBAL_HOOKS.match(node.attr)
+            and root_name(node) in modules
+        ):
+            reasons.append(f"reaches {ast.unparse(node)}")
+        elif (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name in LYING_METHODS
+        ):
+            reasons.append(f"defines {node.name}")
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id in REFLECTION
@@ -218,6 +270,9 @@ def scan(code: str, modules: set) -> list:
             for target in targets:
                 for t in ast.walk(target):
                     if isinstance(t, ast.Attribute) and root_name(t) in modules:
+                        reasons.append(f"assigns to {ast.unparse(t)}")
+                    elif isinstance(t, ast.Attribute) and root_name(t) is None:
+                        # `[torch][0].allclose = ...`, `type(x).__eq__ = ...`: not an object of the answer's own
                         reasons.append(f"assigns to {ast.unparse(t)}")
         elif isinstance(node, ast.Global):
             reasons.append(f"declares global {', '.join(node.names)}")
