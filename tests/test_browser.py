@@ -2,12 +2,13 @@
 table of contents and the search page. `make browser` runs it (RC_BROWSER=1); everywhere else it is skipped.
 
 MathJax is the site's own (book/_static/mathjax), so math is typeset offline: the test fails any page that asks a CDN
-for it. Where a chapter has saved widget state, the pages load the ipywidgets embedder from CDNs; each such file is
-served from an npm mirror of the same package at the version the URL asks for (tests/browser/package.json,
-installed in .venv/cdn-mirror), so the test runs offline on the files a reader's browser gets. Every other request
-off the local server is refused, and fails the test unless UNSERVED names it."""
+for it. A file a page asks of jsDelivr is served from an npm mirror of the same package at the version the URL asks
+for (tests/browser/package.json, installed in .venv/cdn-mirror), so the test runs offline on the files a reader's
+browser gets; no page asks for one since the live widgets left the site. Every other request off the local server is
+refused, and fails the test unless UNSERVED names it."""
 
 import functools
+import html
 import json
 import os
 import re
@@ -25,8 +26,7 @@ from settings import MIN_TEXT_PX, book_pages, smallest_text_px
 if os.environ.get("RC_BROWSER") != "1":
     pytest.skip("the browser test runs under `make browser`", allow_module_level=True)
 
-from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 HTML = ROOT / "_build" / "html"
 SCREENSHOTS = ROOT / "_build" / "screenshots"
@@ -74,10 +74,8 @@ KNOWN_ERRORS = {
     # list tells None from ''), so sphinx-thebe's `const` declarations run twice and the second copy throws.
     "uncaught: Identifier 'THEBE_JS_URL' has already been declared": "sphinx-thebe's configuration script, included twice by Sphinx 7.4.7",
 }
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-WIDGET_VIEW = ".cell_output .jupyter-widgets"
-# the longest a page may take to render its widgets from their saved state
-SETTLE_MS = 10_000
+# what a live ipywidgets control leaves on a page: its views, or the text of its button
+LIVE_CONTROL = ".jupyter-widgets, .widget-subarea, .widget-button"
 SEARCH_TERM = "shortcut"  # a glossary term
 
 
@@ -97,7 +95,6 @@ class Visit:
     page: object
     errors: list = field(default_factory=list)  # console errors and uncaught exceptions
     unserved: list = field(default_factory=list)  # external requests refused, with why
-    widgets: int = 0  # widget views rendered from the saved state
 
 
 class QuietHandler(SimpleHTTPRequestHandler):
@@ -219,13 +216,6 @@ def visit(context, site: str, path: str) -> Visit:
         lambda route: serve_external(route, seen.unserved),
     )
     page.goto(site + path, wait_until="networkidle")
-    if page.locator(f'script[type="{WIDGET_STATE}"]').count():
-        try:
-            page.locator(WIDGET_VIEW).first.wait_for(timeout=SETTLE_MS)
-        except PlaywrightTimeout:
-            pass  # test_widgets_render_from_saved_state reports it
-        page.wait_for_load_state("networkidle")
-    seen.widgets = page.locator(WIDGET_VIEW).count()
     page.evaluate("() => window.MathJax?.startup?.promise")  # typesetting done
     return seen
 
@@ -454,20 +444,63 @@ def test_colab_and_download_buttons(open_page, chapter):
     )
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))
-def test_widgets_render_from_saved_state(open_page, chapter):
-    """A chapter saved with widget state shows its widgets, static; one without has none to show."""
-    seen = open_page(f"{chapter}.html")
-    saved = bool(
-        notebook(chapter).metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state")
+@pytest.mark.parametrize("path", PAGES, ids=map(page_name, PAGES))
+def test_no_page_shows_a_control_that_does_nothing(open_page, path):
+    """The site has no kernel: a live widget there would be a slider and a Run Interact button that do nothing."""
+    page = open_page(path).page
+    assert page.locator(LIVE_CONTROL).count() == 0, "a live widget is on the page"
+    assert page.get_by_text("Run Interact").count() == 0
+
+
+def slider_frames(chapter: str) -> list:
+    """[(values, texts)] of each kernel-free slider a chapter's notebook shows, in order, as the notebook asserted on
+    them (the texts are the frames' captions, numbers included)."""
+    found = []
+    for cell in shown_cells(notebook(chapter)):
+        for out in cell.get("outputs", []):
+            page = out.get("data", {}).get("text/html", "")
+            if 'class="rc-slider"' in page:
+                texts = json.loads(re.search(r"texts = (\[.*?\]);", page)[1])
+                values = json.loads(
+                    html.unescape(re.search(r"data-values='(.*?)'", page)[1])
+                )
+                found.append((values, texts))
+    return found
+
+
+SLIDER_CHAPTERS = [c for c in CHAPTERS if slider_frames(c)]
+
+
+@pytest.mark.parametrize(
+    "chapter", SLIDER_CHAPTERS, ids=map(page_name, SLIDER_CHAPTERS)
+)
+def test_every_slider_works_from_the_keyboard(open_page, chapter):
+    """Each kernel-free slider has a label, takes the keyboard's focus, and at each step shows the value, the frame
+    and the caption (also the image's alt text) that the notebook computed for that value."""
+    page = open_page(f"{chapter}.html").page
+    sliders = page.locator(".rc-slider")
+    expected = slider_frames(chapter)
+    assert sliders.count() == len(expected), (
+        "every slider the notebook shows is on the page"
     )
-    assert seen.page.locator(f'script[type="{WIDGET_STATE}"]').count() == saved, (
-        "the page carries the notebook's state"
-    )
-    if saved:
-        assert seen.widgets > 0, (
-            f"no {WIDGET_VIEW} rendered from the saved state within {SETTLE_MS} ms"
-        )
+    for k, (values, texts) in enumerate(expected):
+        slider = sliders.nth(k)
+        control = slider.locator("input[type=range]")
+        assert control.count() == 1, "the script made no control"
+        label = slider.locator("label").text_content()
+        assert label and texts[0].startswith(f"{label} = "), (label, texts[0])
+        control.focus()
+        page.keyboard.press("Home")
+        frames = []
+        for i, (value, text) in enumerate(zip(values, texts)):
+            if i:
+                page.keyboard.press("ArrowRight")
+            assert slider.locator("output").text_content() == value
+            assert slider.locator("p").text_content() == text
+            image = slider.locator("img")
+            assert image.get_attribute("alt") == text
+            frames.append(image.get_attribute("src"))
+        assert len(set(frames)) == len(frames), "each value shows a frame of its own"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=map(page_name, CHAPTERS))

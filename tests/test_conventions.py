@@ -8,7 +8,14 @@ import tomllib
 import yaml
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
-from settings import COLUMN_PX, FIGURE_BYTES, MIN_TEXT_PX, RETINA, smallest_text_px
+from settings import (
+    COLUMN_PX,
+    FIGURE_BYTES,
+    MIN_TEXT_PX,
+    RETINA,
+    SHARED,
+    smallest_text_px,
+)
 
 SEEDING_CALLS = {"manual_seed", "seed", "default_rng", "Generator"}
 
@@ -176,7 +183,7 @@ def test_figures_take_their_style_from_the_shared_cell(notebook_path):
     its own, a dpi or a layout engine, and no cell but that one changes rcParams."""
     found = []
     for cell in code_cells(read_notebook(notebook_path)):
-        if "shared:style" in tags(cell):
+        if any(t.startswith("shared:") for t in tags(cell)):  # tested in test_shared.py
             continue
         for node in ast.walk(parsed(cell)):
             if isinstance(node, ast.keyword) and node.arg == "figsize":
@@ -398,21 +405,34 @@ def test_chapter_ends_with_a_next_link(notebook_path):
         )
 
 
-def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_path):
-    """Every run builds the widgets (the site shows their static state; colab-check builds them under ipywidgets
-    7.7) with interact_manual, so a machine, which presses no button, draws nothing twice. A hidden cell after each
-    one calls the widget's function at an extreme setting when a machine runs the notebook."""
+def test_live_controls_stay_off_the_site_behind_a_kernel_free_figure(notebook_path):
+    """The site has no kernel, so a live ipywidgets control there would do nothing. Each one is a cell tagged
+    remove-cell (Colab and Jupyter run it; colab-check builds it under ipywidgets 7.7), built with interact_manual on
+    every run, right after the figure the site shows instead: a slider over frames computed as the notebook runs
+    (`slider_figure`, notebooks/shared/slider.py). A hidden cell after it calls its function at an extreme setting
+    when a machine runs the notebook. No text asks the reader to press Run Interact."""
     nb = read_notebook(notebook_path)
     cells = nb.cells
+    code = [c for c in cells if c.cell_type == "code"]
     for i, cell in enumerate(cells):
+        if cell.cell_type == "markdown":
+            assert "Run Interact" not in cell.source, (
+                "the site has no Run Interact button: point to the slider figure"
+            )
         if cell.cell_type == "code" and re.search(r"\binteract\w*\(", cell.source):
             call = re.search(r"\binteract_manual\(\s*(\w+),", cell.source)
             assert call, "build the widget with interact_manual(function, ...)"
             assert not re.search(r"^\s*if (not )?HEADLESS:", cell.source, re.M), (
                 "build the widget on every run"
             )
-            assert not {"remove-output", "remove-cell"} & set(tags(cell)), (
-                "the site shows the widget: do not remove it"
+            assert "remove-cell" in tags(cell), (
+                "a live control does nothing on the site: tag its cell remove-cell"
+            )
+            before = code[code.index(cell) - 1]
+            assert "slider_figure(" in before.source and "remove-cell" not in tags(
+                before
+            ), (
+                "put the kernel-free slider_figure(...) the site shows right before the live control"
             )
             check = cells[i + 1] if i + 1 < len(cells) else None
             assert (
@@ -427,11 +447,6 @@ def test_widgets_are_built_on_every_run_and_checked_at_a_far_corner(notebook_pat
                 and f"{call.group(1)}(" in check.source
             ), (
                 f"the cell after the widget should call {call.group(1)}(...) at an extreme setting `if HEADLESS:`"
-            )
-            assert "application/vnd.jupyter.widget-state+json" in nb.metadata.get(
-                "widgets", {}
-            ), (
-                "execute the notebook (make execute) so that the widget's state is saved for the site"
             )
     setup = code_cells(nb)[0].source
     assert 'HEADLESS = os.environ.get("RC_HEADLESS") == "1"' in setup
@@ -477,3 +492,21 @@ def test_the_citation_names_the_book_where_the_config_does():
     assert citation["url"] == config["html"]["baseurl"]
     assert citation["cff-version"] == "1.2.0" and citation["authors"]
     assert (ROOT / "LICENSE").exists()
+
+
+def test_slider_figures_stay_within_their_byte_budget(notebook_path):
+    """What an interactive figure adds to the notebook (its HTML with every frame, and the PNG of the first) stays
+    under SLIDER_BYTES, set in notebooks/shared/slider.py."""
+    budget = int(
+        re.search(
+            r"^SLIDER_BYTES = ([\d_]+)", (SHARED / "slider.py").read_text(), re.M
+        )[1]
+    )
+    for cell in code_cells(read_notebook(notebook_path)):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if 'class="rc-slider"' in data.get("text/html", ""):
+                size = len(data["text/html"].encode()) + len(data.get("image/png", ""))
+                assert size <= budget, (
+                    f"a slider figure of {size:,} bytes, over {budget:,}: {cell.source[:80]!r}"
+                )

@@ -1,7 +1,10 @@
 """Code every notebook must carry the same lives once, in notebooks/shared/*.py, and `make sync` copies it into the
 cells tagged `shared:NAME`. These tests fail when a copy drifts, and test the shared code itself."""
 
+import base64
+import functools
 import io
+import re
 from contextlib import redirect_stdout
 
 import nbformat
@@ -171,3 +174,61 @@ def test_the_style_sets_width_fonts_palette_and_retina_pngs():
             )
         ]
         assert min(sizes) == namespace["SMALLEST_FONT"], sizes
+
+
+@pytest.fixture
+def slider():
+    """The slider snippet after the style cell, as in a notebook; display() records what it would show."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    namespace, shown = {}, []
+    with matplotlib.rc_context():
+        exec((SHARED / "style.py").read_text(), namespace)
+        exec((SHARED / "slider.py").read_text(), namespace)
+        namespace["display"] = lambda data, raw, metadata: shown.append(
+            (data, metadata)
+        )
+        yield namespace, shown
+
+
+def line_figure(namespace, slope):
+    fig, ax = namespace["plt"].subplots(figsize=(namespace["FIG_WIDTH"], 2.5))
+    ax.plot([0, 1], [0, slope])
+    ax.set_title(f"slope {slope}")
+    return fig
+
+
+def test_a_slider_figure_is_self_contained_deterministic_and_has_a_static_frame(slider):
+    """One output: HTML with every frame inline and a script that builds the control (so that where scripts do not
+    run, no dead control shows), the first frame as a retina PNG for what cannot show HTML; the same bytes twice."""
+    namespace, shown = slider
+    draw = functools.partial(line_figure, namespace)
+    for _ in range(2):
+        result = namespace["slider_figure"](
+            draw, [1, 2, 3], "slope", lambda s: f"a line of slope {s}", start=2
+        )
+    (first, meta), (second, _) = shown
+    assert first == second, "the same frames must give the same bytes"
+    page = first["text/html"]
+    assert page.count("data:image/png;base64,") == 4, (
+        "three frames, and the one shown first"
+    )
+    assert "<input" not in page.split("<script>")[0], (
+        "the control is made by the script"
+    )
+    assert not re.search(r"src=\"(https?:)?//", page) and "require" not in page
+    assert 'alt="slope = 2: a line of slope 2"' in page
+    png = base64.b64decode(first["image/png"])
+    assert int.from_bytes(png[16:20], "big") == 2 * meta["image/png"]["width"]
+    assert result["texts"][1] == "slope = 2: a line of slope 2"
+    assert result["bytes"] <= namespace["SLIDER_BYTES"]
+
+
+def test_a_slider_figure_over_budget_says_what_to_do(slider):
+    namespace, _ = slider
+    namespace["SLIDER_BYTES"] = 1000
+    with pytest.raises(ValueError, match="show fewer values"):
+        namespace["slider_figure"](
+            functools.partial(line_figure, namespace), [1, 2], "slope", str
+        )

@@ -1,5 +1,5 @@
 # CIFAR-10 from the python-pickle batches, without torchvision.
-import hashlib
+import hashlib  # noqa: F811 (the slider cell may have imported it already)
 import pickle
 import shutil
 import tarfile
