@@ -149,6 +149,7 @@ edition: venv
 
 # Grade a folder of submitted notebooks of one chapter: make grade SUBMISSIONS=dir CHAPTER=02_identity_and_zero_init
 # [HIDDEN=folder of your own hidden tests, instead of the public tests/hidden]
+# [REFERENCE=notebook with your reference solutions, instead of notebooks/NN_topic.ipynb]
 # [SECRET='a phrase only you know': the hidden tests draw their inputs from it; make hands it to the grader in
 #  the environment, not on a command line others can see]
 # [LMS=canvas or LMS=moodle: also a CSV for that gradebook's import; ASSIGNMENT="its name there"]
@@ -157,6 +158,7 @@ edition: venv
 grade: venv
 	@test -n "$(SUBMISSIONS)" -a -n "$(CHAPTER)" || { echo "usage: make grade SUBMISSIONS=folder CHAPTER=NN_topic"; exit 2; }
 	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
+	  $(if $(REFERENCE),--reference "$(REFERENCE)") \
 	  $(if $(LMS),--lms "$(LMS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
 	  $(if $(filter 0,$(SANDBOX)),--no-sandbox) $(if $(filter 1,$(RUN_FLAGGED)),--run-flagged)
 

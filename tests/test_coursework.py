@@ -115,20 +115,36 @@ def test_hidden_tests_stay_out_of_notebooks():
 
 TOY_HIDDEN = """
 def exercise_1():
-    assert double(3) == 6, "double(3) must be 6"
+    _observe("double(3)", double(3), "double(3) must be 6")
 
 
 def exercise_2():
-    assert half(3) == 1.5, "half(3) must be 1.5"
+    _observe("half(3)", half(3), "half(3) must be 1.5")
 
 
 def exercise_3():
-    assert third(3) == 1, "third(3) must be 1"
+    _observe("third(3)", third(3), "third(3) must be 1", close=(1e-12, 0))
 """
 
 
 def toy_notebook(*codes) -> nbformat.NotebookNode:
     return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in codes])
+
+
+def toy_chapter(
+    tmp_path_factory, hidden_source: str, template: list, reference: list
+) -> dict:
+    """A toy chapter's hidden tests, student version and instructor notebook, as `grade`'s options."""
+    hidden = tmp_path_factory.mktemp("hidden")
+    (hidden / "99_toy.py").write_text(hidden_source)
+    folder = tmp_path_factory.mktemp("toy")
+    nbformat.write(toy_notebook(*template), folder / "template.ipynb")
+    nbformat.write(toy_notebook(*reference), folder / "reference.ipynb")
+    return {
+        "hidden": hidden,
+        "template": folder / "template.ipynb",
+        "reference": folder / "reference.ipynb",
+    }
 
 
 def stub(number: int, name: str) -> str:
@@ -167,16 +183,15 @@ def graded(tmp_path_factory):
     grader and answers that reach into the interpreter each cost only what they must, and are flagged."""
     import settings
 
-    hidden = tmp_path_factory.mktemp("hidden")
-    (hidden / "99_toy.py").write_text(TOY_HIDDEN)
-    template = tmp_path_factory.mktemp("template") / "99_toy.ipynb"
-    nbformat.write(toy_notebook(*TOY_TEMPLATE), template)
+    toy = toy_chapter(
+        tmp_path_factory, TOY_HIDDEN, TOY_TEMPLATE, ["import math", *FULL]
+    )
     folder = tmp_path_factory.mktemp("submissions")
     for student, codes in SUBMISSIONS.items():
         nbformat.write(toy_notebook(*codes), folder / f"{student}.ipynb")
     (folder / "garbled.ipynb").write_text('{"cells": [ this is not JSON')
     saved = settings.HIDDEN
-    settings.HIDDEN = hidden
+    settings.HIDDEN = toy["hidden"]
     try:
         return {
             row["student"]: row
@@ -185,7 +200,8 @@ def graded(tmp_path_factory):
                 "99_toy",
                 timeout=5,
                 jobs=2,
-                template=template,
+                template=toy["template"],
+                reference=toy["reference"],
                 memory_gb=None if sandbox_problem() else TOY_MEMORY_GB,
             )
         }
@@ -221,10 +237,9 @@ def prowler(tmp_path_factory):
 
     if why := sandbox_problem():
         pytest.skip(f"this system cannot make the sandbox: {why}")
-    hidden = tmp_path_factory.mktemp("hidden")
-    (hidden / "99_toy.py").write_text(TOY_HIDDEN)
-    template = tmp_path_factory.mktemp("template") / "99_toy.ipynb"
-    nbformat.write(toy_notebook(*TOY_TEMPLATE), template)
+    toy = toy_chapter(
+        tmp_path_factory, TOY_HIDDEN, TOY_TEMPLATE, ["import math", *FULL]
+    )
     folder = tmp_path_factory.mktemp("submissions")
     server = socket.create_server(("127.0.0.1", 0))
     server.setblocking(False)
@@ -234,14 +249,15 @@ def prowler(tmp_path_factory):
         folder / "prowler.ipynb",
     )
     saved = settings.HIDDEN
-    settings.HIDDEN = hidden
+    settings.HIDDEN = toy["hidden"]
     try:
         (row,) = grade(
             folder,
             "99_toy",
             timeout=30,
             jobs=1,
-            template=template,
+            template=toy["template"],
+            reference=toy["reference"],
             memory_gb=TOY_MEMORY_GB,
             # the scan would hold exercise 1 (it imports os): the sandbox is for what runs anyway
             run_flagged=True,
@@ -341,8 +357,9 @@ def test_answers_that_reach_into_the_interpreter_are_held_for_review(graded):
 
 
 # Each class of attack on a grader that runs its tests in the student's kernel (issue: kernel tampering), written
-# in the answer itself, where the rebuilt notebook cannot drop it: a wrong answer (0) with code that makes the
-# hidden test pass. The template's self-check calls the answer before the hidden tests run, as every chapter's does.
+# in the answer itself, where the rebuilt notebook cannot drop it: a wrong answer (0) with code that makes a check
+# inside the kernel pass. The template's self-check calls the answer before the hidden tests run, as every chapter's
+# does.
 ATTACK_TEMPLATE = [
     "import math",
     "def twice(x):\n    return 2 * x",
@@ -352,15 +369,29 @@ ATTACK_TEMPLATE = [
 ATTACK_HIDDEN = """
 def exercise_1():
     for x in (3, 5):
-        got = double(x)
-        assert got == twice(x) or math.isclose(got, twice(x)), "double(x) must be 2 x"
+        _observe(f"double({x})", double(x), "double(x) must be 2 x")
+    # What a test that judges inside the kernel would conclude, recorded so that the test below can see each attack
+    # work there; the reference records "pass" as well, so a right answer loses nothing by it.
+    try:
+        for x in (3, 5):
+            got = double(x)
+            assert got == twice(x) or math.isclose(got, twice(x))
+        concluded = "pass"
+    except AssertionError:
+        concluded = "fail"
+    _observe("in-kernel verdict", concluded, "double(x) must be 2 x")
 """
-PASS_LINE = '\'GRADE {"exercise": 1, "passed": true}\''
+FAKE_RECORD = '\'GRADE {"exercise": 1, "observed": [{"key": "in-kernel verdict", "value": "pass"}], "error": null}\''
 ATTACKS = {
     "json-dumps": (
-        "    import json\n    dumps = json.dumps\n"
-        "    json.dumps = lambda o, *a, **k: dumps({**o, 'passed': True} if 'exercise' in o else o, *a, **k)\n"
-        "    return 0"
+        "    import json\n    dumps = json.dumps\n\n"
+        "    def forged(o, *a, **k):\n"
+        "        if isinstance(o, dict) and 'observed' in o:\n"
+        "            o = {**o, 'error': None, 'observed': [\n"
+        "                {**r, 'value': 'pass'} if r['key'] == 'in-kernel verdict' else r for r in o['observed']\n"
+        "            ]}\n"
+        "        return dumps(o, *a, **k)\n\n"
+        "    json.dumps = forged\n    return 0"
     ),
     "input-transformer": (
         "    get_ipython().input_transformers_post.append(\n"
@@ -368,7 +399,7 @@ ATTACKS = {
         "    )\n    return 0"
     ),
     "post-run-cell-hook": (
-        f"    get_ipython().events.register('post_run_cell', lambda result: print({PASS_LINE}))\n    return 0"
+        f"    get_ipython().events.register('post_run_cell', lambda result: print({FAKE_RECORD}))\n    return 0"
     ),
     "patched-library": "    math.isclose = lambda *a, **k: True\n    return 0",
     "redefined-helper": "    import __main__\n    __main__.twice = lambda x: 0\n    return 0",
@@ -381,13 +412,16 @@ ATTACKS = {
 
 @pytest.fixture(scope="module")
 def attacks(tmp_path_factory):
-    """{attack: (row graded as usual, row graded with the flagged answers run)}."""
+    """{attack: (row graded as usual, the run with the flagged answers run, its row)}."""
     import settings
+    from grade import run_all, score
 
-    hidden = tmp_path_factory.mktemp("hidden")
-    (hidden / "99_toy.py").write_text(ATTACK_HIDDEN)
-    template = tmp_path_factory.mktemp("template") / "99_toy.ipynb"
-    nbformat.write(toy_notebook(*ATTACK_TEMPLATE), template)
+    toy = toy_chapter(
+        tmp_path_factory,
+        ATTACK_HIDDEN,
+        ATTACK_TEMPLATE,
+        [*ATTACK_TEMPLATE[:2], "def double(x):\n    return 2 * x", ATTACK_TEMPLATE[3]],
+    )
     folder = tmp_path_factory.mktemp("submissions")
     for name, body in ATTACKS.items():
         answer = "def double(x):\n" + body
@@ -396,35 +430,43 @@ def attacks(tmp_path_factory):
             folder / f"{name}.ipynb",
         )
     saved = settings.HIDDEN
-    settings.HIDDEN = hidden
-    memory_gb = None if sandbox_problem() else TOY_MEMORY_GB
+    settings.HIDDEN = toy["hidden"]
+    options = dict(
+        timeout=10,
+        jobs=2,
+        template=toy["template"],
+        reference=toy["reference"],
+        memory_gb=None if sandbox_problem() else TOY_MEMORY_GB,
+    )
     try:
-        rows = [
-            {
-                row["student"]: row
-                for row in grade(
-                    folder,
-                    "99_toy",
-                    timeout=10,
-                    jobs=2,
-                    template=template,
-                    memory_gb=memory_gb,
-                    run_flagged=run,
-                )
-            }
-            for run in (False, True)
-        ]
+        held = {row["student"]: row for row in grade(folder, "99_toy", **options)}
+        runs, expected = run_all(folder, "99_toy", run_flagged=True, **options)
     finally:
         settings.HIDDEN = saved
-    return {name: (rows[0][name], rows[1][name]) for name in ATTACKS}
+    ran = {run["student"]: (run, score(run, expected)) for run in runs}
+    return {name: (held[name], *ran[name]) for name in ATTACKS}
+
+
+def kernel_concluded_pass(run: dict) -> bool:
+    """Whether the kernel reported that the check made inside it passed (in any record it printed)."""
+    return any(
+        o.get("key") == "in-kernel verdict" and o.get("value") == "pass"
+        for record in run["records"].get(1, [])
+        for o in record.get("observed", [])
+    )
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_an_answer_that_tampers_with_the_kernel_scores_zero(attacks, attack):
-    """Each attack works where a flagged answer runs (the test can fail), and scores 0 because it is held."""
-    held, ran = attacks[attack]
-    assert ran["exercise_1"] == 1, (
-        f"{attack}: no longer fools the in-kernel test, so this test shows nothing: {ran}"
+    """Each attack works inside the kernel where the answer runs (a check made there passes, so the test can fail),
+    and still scores 0 when it is run, because the answer is judged in the grader's process; and by default the
+    scan holds it, so it does not run at all."""
+    held, run, ran = attacks[attack]
+    assert kernel_concluded_pass(run), (
+        f"{attack}: no longer fools a check made inside the kernel, so this test shows nothing: {run['records']}"
+    )
+    assert ran["exercise_1"] == 0, (
+        f"{attack}: run, it got the mark from the judge outside the kernel: {ran}"
     )
     assert held["exercise_1"] == 0 and "held for review" in held["reasons"], held
     assert held["flags"], held
@@ -594,23 +636,110 @@ def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
         (1, 0, "a constant"),
         (1, 0, "off by one"),
     ]
-    printed = [True, False, False, None]  # what each mutant's hidden test reported
+
+    def record(exercise, value):
+        observed = [{"key": "f(2)", "value": value, "why": "f(2) must be 4"}]
+        return {"exercise": exercise, "observed": observed, "error": None}
+
+    reference = {1: [record(1, 4)], 2: [record(2, 4)]}
+    printed = [4, 3, 5, None]  # what each mutant's hidden test observed of f(2)
     cells = []
-    for index, passed in enumerate(printed):
-        result = {
-            "exercise": 1 + index // 3,
-            "passed": passed,
-            "reason": "AssertionError: wrong",
-        }
-        text = "" if passed is None else MARK + json.dumps(result) + "\n"
+    for index, value in enumerate(printed):
+        text = (
+            ""
+            if value is None
+            else MARK + json.dumps(record(1 + index // 3, value)) + "\n"
+        )
         cells.append(nbformat.v4.new_code_cell("", metadata={mutants.TAG: index}))
         cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
-    wrong = mutants.wrong_marks("99_toy", nbformat.v4.new_notebook(cells=cells))
+    wrong = mutants.wrong_marks(
+        "99_toy", nbformat.v4.new_notebook(cells=cells), reference
+    )
     assert len(wrong) == 3 and "a constant: got 1, should get 0" in wrong[0], wrong
     assert (
-        "another way: got 0, should get 1" in wrong[1]
-        and "silent: the hidden test reported nothing" in wrong[2]
+        "another way: got 0, should get 1 (f(2) must be 4)" in wrong[1]
+        and "silent: got 0, should get 0" not in wrong[2]
+        and "the hidden test reported nothing" in wrong[2]
     )
+
+
+def observed(*pairs, error=None) -> list:
+    """The records a kernel printed for one exercise: (key, value) pairs, or (key, value, rule) for a reference."""
+    return [
+        {
+            "exercise": 1,
+            "observed": [
+                {
+                    "key": p[0],
+                    "value": p[1],
+                    "why": f"wrong {p[0]}",
+                    **(p[2] if len(p) > 2 else {}),
+                }
+                for p in pairs
+            ],
+            "error": error,
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "rule, reference, answer, passes",
+    [
+        ({}, 6, 6, True),
+        ({}, 6, 6.0, True),
+        ({}, 6, 7, False),
+        ({}, True, 1, False),  # a bool agrees only with a bool
+        ({}, [1.0, [2.0]], [1.0, [2.0]], True),
+        ({}, [1.0, 2.0], [1.0, 2.0, 3.0], False),
+        ({}, "Tensor", "<Six>", False),
+        ({}, float("nan"), float("nan"), True),
+        ({}, 1.0, float("nan"), False),
+        ({"close": [1e-6, 0]}, 2.0, 2.000001, True),
+        ({"close": [1e-6, 0]}, 2.0, 2.00001, False),
+        ({"close": [0, 1e-3]}, [0.0, 1.0], [0.0005, 1.0], True),
+        ({"within": [1.0, 2.0]}, 1.5, 1.99, True),
+        ({"within": [1.0, 2.0]}, 1.5, 2.0, False),
+        ({"within": [1.0, 2.0]}, 1.5, "1.5", False),
+        ({"one_of": [1.7, 1.8]}, 1.7, 1.8000000004, True),
+        ({"one_of": [1.7, 1.8]}, 1.7, 1.9, False),
+    ],
+)
+def test_an_answer_is_judged_by_the_reference_rule(rule, reference, answer, passes):
+    from grade import verdict
+
+    passed, why = verdict(observed(("x", reference, rule)), observed(("x", answer)))
+    assert passed is passes and why == ("passed" if passes else "wrong x")
+
+
+def test_only_the_reference_says_how_an_answer_is_judged():
+    """An answer's kernel cannot loosen the rule (its own `close`/`within` are ignored), skip an observation, report
+    twice, hide an error, or send something that is not a record."""
+    from grade import verdict
+
+    reference = observed(("a", 1.0), ("b", 2.0))
+    assert verdict(reference, observed(("a", 1.0), ("b", 2.0))) == (True, "passed")
+    assert (
+        verdict(reference, observed(("a", 1.0), ("b", 3.0, {"close": [1, 1]})))[0]
+        is False
+    )
+    assert verdict(reference, observed(("a", 1.0))) == (False, "wrong b")
+    assert verdict(
+        reference, observed(("a", 1.0), error="NotImplementedError: Exercise 1")
+    ) == (
+        False,
+        "NotImplementedError: Exercise 1",
+    )
+    assert (
+        verdict(reference, observed(("a", 1.0), ("b", 2.0), error="ValueError: late"))[
+            0
+        ]
+        is False
+    )
+    assert verdict(reference, observed(("a", 1.0), ("a", 1.0), ("b", 2.0)))[0] is False
+    assert verdict(reference, observed(("a", 1.0), ("b", 2.0)) * 2)[0] is False
+    assert verdict(reference, None) == (False, "the hidden test reported nothing")
+    assert verdict(reference, [{"observed": "everything passed"}])[0] is False
+    assert verdict(reference, [["not", "a", "record"]])[0] is False
 
 
 @pytest.mark.parametrize(

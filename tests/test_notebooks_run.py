@@ -5,8 +5,10 @@ nbval (in `make test`) re-runs the committed notebooks at their committed SEED. 
 exercise solved (the instructor's solution spliced in) and the others untouched. Then:
 - every assert of the chapter holds under a seed other than the committed one (no tuned seed);
 - no cell raises, except through an untouched exercise's `NotImplementedError` stub;
-- the hidden tests give the solved exercise its mark and every untouched exercise zero;
-- with every reference solution then defined in the same kernel, the hidden tests give full marks;
+- with every reference solution then defined in the same kernel, the hidden tests' records of them pass their own
+  rules (a reference inside its own band, one of its own right answers), and those records are what the rest is
+  judged against, in this process, as `make grade` judges (grade.verdict);
+- the solved exercise gets its mark and every untouched exercise zero;
 - then each mutant answer of tests/mutants/ (wrong ones, and correct alternatives) gets its mark.
 The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
 the seeds written in them, as in an instructor's private grading.
@@ -20,7 +22,14 @@ import papermill
 
 from conftest import TEST_SEED, read_notebook, run_alone
 from execute import inject_parameters
-from grade import cell_problems, exercises, grading_cells, results
+from grade import (
+    cell_problems,
+    exercises,
+    grading_cells,
+    records,
+    reference_problems,
+    verdict,
+)
 from mutants import mutant_cells, wrong_marks
 from rebuild import rebuild
 from settings import STUDENT_DIR, TEST_SECRET
@@ -75,30 +84,27 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(
     assert all("raised NotImplementedError: Exercise" in p for p in problems), (
         f"cells that raised: {problems}"
     )
-    solved_alone = results(
+    solved_alone = records(
         nbformat.v4.new_notebook(
             cells=nb.cells[n_submitted : n_submitted + len(first)]
         ),
         0,
     )
-    assert sorted(solved_alone) == numbers, (
-        f"hidden tests that reported nothing: {set(numbers) - set(solved_alone)}"
-    )
-    scores = {n: int(passed) for n, (passed, _) in solved_alone.items()}
-    assert scores == {n: int(n == k) for n in numbers}, (
-        f"with exercise {k} solved, expected only it to pass: {solved_alone}"
-    )
-    all_solved = results(
+    reference = records(
         nbformat.v4.new_notebook(
             cells=nb.cells[n_all_solved : n_all_solved + len(first)]
         ),
         0,
     )
-    failed = {n: reason for n, (passed, reason) in all_solved.items() if not passed}
-    assert sorted(all_solved) == numbers and not failed, (
-        f"the reference solutions lose marks at SEED = {TEST_SEED}: {failed}"
+    failed = reference_problems(reference, numbers)
+    assert sorted(reference) == numbers and not failed, (
+        f"the hidden tests do not pass the reference solutions at SEED = {TEST_SEED}: {failed}"
     )
-    wrong = wrong_marks(notebook_path.stem, nb)
+    scores = {n: int(verdict(reference[n], solved_alone.get(n))[0]) for n in numbers}
+    assert scores == {n: int(n == k) for n in numbers}, (
+        f"with exercise {k} solved, expected only it to pass: {solved_alone}"
+    )
+    wrong = wrong_marks(notebook_path.stem, nb, reference)
     assert not wrong, (
         "hidden tests that mark a mutant answer wrongly (tests/mutants/):\n"
         + "\n".join(wrong)

@@ -1,79 +1,78 @@
-"""Hidden tests for notebooks/02_identity_and_zero_init.ipynb, run by `make grade` in each submission's
-kernel after the notebook itself; they use the notebook's names (torch, nn, ReZeroBlock, ...).
+"""Hidden tests for notebooks/02_identity_and_zero_init.ipynb, run by `make grade` after the notebook, in its kernel;
+they use the notebook's names (torch, nn, ReZeroBlock, ...).
 
-Each test computes what it expects itself, on inputs the notebook never shows, and checks behaviour: gradients flow
-where they should, the object passed in is the one changed and nothing else changes, and a class the exercise asks
-to replace by hand is not used (`_refers_to`, from tests/hidden/_common.py).
-tests/mutants/02_identity_and_zero_init.py holds the wrong answers these tests must reject and the right ones they
-must accept.
+Each test runs the answer on inputs the notebook never shows and observes what it did (`_observe`, from
+tests/hidden/_common.py): outputs, the gradients that reach alpha, the branch and the input (none where something
+was detached), whether the object passed in is the one changed and nothing else changed, and whether a class the
+exercise asks to replace by hand is used (`_refers_to`). The grader compares every observation with the reference
+solution's, in a process of its own. tests/mutants/02_identity_and_zero_init.py holds the wrong answers these tests
+must reject and the right ones they must accept.
 """
 
 
 def exercise_1():
-    import copy
-
     gen = torch.Generator().manual_seed(_seed(2025))
     for width, batch in ((3, 5), (24, 7)):
         torch.manual_seed(_seed(width))
         block = ReZeroBlock(width)
-        assert (
-            isinstance(block.alpha, nn.Parameter)
-            and block.alpha.requires_grad
-            and any(p is block.alpha for p in block.parameters())
-        ), "alpha must stay a learnable nn.Parameter of the block"
-        assert block.alpha.item() == 0, "alpha must start at 0"
         x, w = (
             torch.randn(batch, width, generator=gen),
             torch.randn(batch, width, generator=gen),
         )
-        with torch.no_grad():
-            fx = block.f(x)
-        assert fx.abs().max() > 0, (
-            "keep the branch F at PyTorch's default init: only alpha starts at 0"
-        )
-
-        # at alpha = 0: the identity, and alpha's gradient is sum(w * F(x))
+        where = f"width {width}"
+        # at alpha = 0: the identity; alpha's gradient is sum(w * F(x)), the input's is w
         x0 = x.clone().requires_grad_()
         out = block(x0)
-        assert torch.equal(out.detach(), x), (
-            "a fresh ReZeroBlock must return its input exactly"
+        _observe(
+            f"output at alpha 0, {where}",
+            out,
+            "a fresh ReZeroBlock must return its input exactly",
         )
         (out * w).sum().backward()
-        assert block.alpha.grad is not None and torch.allclose(
-            block.alpha.grad, (w * fx).sum(), rtol=1e-5
-        ), (
-            "alpha must get the gradient of x + alpha F(x): keep self.alpha in the graph (no .item(), no .detach())"
+        _observe(
+            f"alpha's gradient at alpha 0, {where}",
+            block.alpha.grad,
+            "alpha must get the gradient of x + alpha F(x): keep self.alpha in the graph (no .item(), no .detach())",
+            close=(1e-5, 1e-6),
         )
-        assert x0.grad is not None and torch.allclose(x0.grad, w), (
-            "at alpha = 0 the gradient must pass back to the input unchanged, through the shortcut"
+        _observe(
+            f"input's gradient at alpha 0, {where}",
+            x0.grad,
+            "at alpha = 0 the gradient must pass back to the input unchanged, through the shortcut",
+            close=(1e-5, 1e-6),
         )
-
-        # at alpha != 0: compare the output and every gradient with x + alpha * F(x) built here
+        # at alpha != 0: the output and every gradient of x + alpha * F(x)
         block.zero_grad()
         with torch.no_grad():
             block.alpha.fill_(-1.7)
-        branch = copy.deepcopy(block.f)
-        xs, xr = x.clone().requires_grad_(), x.clone().requires_grad_()
-        out, expected = block(xs), xr - 1.7 * branch(xr)
-        assert torch.allclose(out, expected, rtol=1e-5, atol=1e-6), (
-            "forward must compute x + alpha * F(x)"
+        xs = x.clone().requires_grad_()
+        out = block(xs)
+        _observe(
+            f"output at alpha -1.7, {where}",
+            out,
+            "forward must compute x + alpha * F(x)",
+            close=(1e-5, 1e-6),
         )
         (out * w).sum().backward()
-        (expected * w).sum().backward()
-        for p, q in zip(block.f.parameters(), branch.parameters()):
-            assert p.grad is not None and torch.allclose(
-                p.grad, q.grad, rtol=1e-5, atol=1e-6
-            ), (
-                "the branch's parameters must get their gradient through alpha * F(x): do not detach F(x)"
-            )
-        assert torch.allclose(xs.grad, xr.grad, rtol=1e-5, atol=1e-6), (
-            "the gradient at the input must flow through both the shortcut and the branch"
+        _observe(
+            f"branch's gradients at alpha -1.7, {where}",
+            [p.grad for p in block.f.parameters()],
+            "the branch's parameters must get their gradient through alpha * F(x): do not detach F(x)",
+            close=(1e-5, 1e-6),
+        )
+        _observe(
+            f"input's gradient at alpha -1.7, {where}",
+            xs.grad,
+            "the gradient at the input must flow through both the shortcut and the branch",
+            close=(1e-5, 1e-6),
         )
 
 
 def exercise_2():
-    assert not _refers_to(pad_shortcut, PadShortcut), (
-        "write the shortcut by hand: pad_shortcut must not use PadShortcut"
+    _observe(
+        "uses PadShortcut",
+        _refers_to(pad_shortcut, PadShortcut),
+        "write the shortcut by hand: pad_shortcut must not use PadShortcut",
     )
     gen = torch.Generator().manual_seed(_seed(7))
     for shape, c_out, stride in (
@@ -84,30 +83,33 @@ def exercise_2():
         ((2, 3, 6, 6), 3, 1),
     ):
         x = torch.randn(*shape, generator=gen, dtype=torch.float64).requires_grad_()
+        w = torch.randn(
+            shape[0],
+            c_out,
+            *x[:, :, ::stride, ::stride].shape[2:],
+            generator=gen,
+            dtype=torch.float64,
+        )
         y = pad_shortcut(x, c_out, stride)
-        sub = x.detach()[:, :, ::stride, ::stride]
-        expected = torch.cat(
-            [sub, sub.new_zeros(shape[0], c_out - shape[1], *sub.shape[2:])], dim=1
-        )
         where = f"an input of shape {shape}, out_channels = {c_out} and stride {stride}"
-        assert isinstance(y, torch.Tensor) and y.shape == expected.shape, (
-            f"for {where}, expected shape {tuple(expected.shape)}, got {tuple(getattr(y, 'shape', ()))}"
+        _observe(f"type, {where}", type(y).__name__, f"for {where}, return a tensor")
+        _observe(f"shape, {where}", list(y.shape), f"for {where}, the shape is wrong")
+        _observe(
+            f"values, {where}",
+            y,
+            f"for {where}, the first channels must be the input's, keeping every stride-th pixel from the first, "
+            "and the channels after them zeros",
         )
-        assert torch.equal(y[:, : shape[1]].detach(), sub), (
-            f"for {where}, the first channels must be the input's, keeping every stride-th pixel from the first"
+        _observe(
+            f"gradient flows, {where}",
+            y.requires_grad,
+            "the gradient must flow back through the shortcut: do not detach the input",
         )
-        assert torch.equal(y.detach(), expected), (
-            f"for {where}, the channels after the input's must be zeros"
-        )
-        assert y.requires_grad, (
-            "the gradient must flow back through the shortcut: do not detach the input"
-        )
-        w = torch.randn(y.shape, generator=gen, dtype=torch.float64)
         (y * w).sum().backward()
-        expected_grad = torch.zeros_like(x)
-        expected_grad[:, :, ::stride, ::stride] = w[:, : shape[1]]
-        assert x.grad is not None and torch.equal(x.grad, expected_grad), (
-            "the gradient must flow back through the shortcut to the pixels it keeps: do not detach"
+        _observe(
+            f"input's gradient, {where}",
+            x.grad,
+            "the gradient must flow back through the shortcut to the pixels it keeps: do not detach",
         )
 
 
@@ -137,30 +139,34 @@ def _bn_nets():
 
 
 def exercise_3():
-    for net in _bn_nets():
-        before = {name: t.clone() for name, t in net.state_dict().items()}
+    for k, net in enumerate(_bn_nets()):
         gammas = {
             f"{name}.f.{len(m.f) - 1}.weight"
             for name, m in net.named_modules()
             if isinstance(m, BNResidualBlock)
         }
         returned = zero_init_last_bn(net)
-        assert returned is net, "change the network passed in, and return it"
+        _observe(
+            f"returns the net {k}",
+            returned is net,
+            "change the network passed in, and return it",
+        )
         after = net.state_dict()
-        for name in sorted(gammas):
-            assert not after[name].any(), (
-                f"the last BatchNorm's gamma of every BNResidualBlock must be zero, nested ones too (not so for {name})"
-            )
-        for name, t in after.items():
-            if name not in gammas:
-                assert torch.equal(t, before[name]), (
-                    f"{name} changed: set only the gamma of each block's last BatchNorm, and leave every other "
-                    "parameter and statistic as it was"
-                )
-        for name, p in net.named_parameters():
-            assert p.requires_grad, (
-                f"{name} must stay trainable: set gamma's value to zero, do not freeze it"
-            )
+        _observe(
+            f"gammas of net {k}",
+            {name: after[name] for name in gammas},
+            "the last BatchNorm's gamma of every BNResidualBlock must be zero, nested ones too",
+        )
+        _observe(
+            f"everything else of net {k}",
+            {name: t for name, t in after.items() if name not in gammas},
+            "set only the gamma of each block's last BatchNorm, and leave every other parameter and statistic as it was",
+        )
+        _observe(
+            f"trainable in net {k}",
+            {name: p.requires_grad for name, p in net.named_parameters()},
+            "every parameter must stay trainable: set gamma's value to zero, do not freeze it",
+        )
 
 
 def exercise_4():
@@ -203,15 +209,16 @@ def exercise_4():
                 nan if diverged else 0.8 + 0.2 * torch.rand((), generator=gen).item(),
             )
         cases.append(runs)
-    for runs in cases:
-        expected = {
-            v for v, r in runs.items() if not r["diverged"] and r["accuracy"] >= 0.9
-        }
+    for i, runs in enumerate(cases):
         got = survivors(runs)
-        assert isinstance(got, (set, frozenset)), (
-            f"return a set, not a {type(got).__name__}"
+        _observe(
+            f"a set, case {i}",
+            isinstance(got, (set, frozenset)),
+            f"return a set, not a {type(got).__name__}",
         )
-        assert got == expected, (
+        _observe(
+            f"survivors, case {i}",
+            got,
             "count a variant only if it did not diverge (run['diverged'] is False) and reached at least 90 % "
-            "training accuracy (run['accuracy'] >= 0.9, a fraction)"
+            "training accuracy (run['accuracy'] >= 0.9, a fraction)",
         )

@@ -1,16 +1,20 @@
 """Hidden tests for notebooks/03_gradient_flow.ipynb, run by `make grade` in each submission's kernel after the
 notebook itself; they use the notebook's names (torch, np, tanh_stack, layer_norms, ...).
 
-Each test computes what it expects itself, on inputs, depths and seeds the notebook never shows, and checks
-behaviour: the tensor passed in is left alone, and a function the exercise asks to replace by hand is not used
-(`_refers_to`, from tests/hidden/_common.py).
+Each test runs the answer on inputs, depths and seeds the notebook never shows and observes what it did (`_observe`,
+from tests/hidden/_common.py): its values, whether the tensor passed in is left alone, and whether a function the
+exercise asks to replace by hand is used (`_refers_to`). The grader compares every observation with the reference
+solution's, in a process of its own; where an answer draws a batch of its own, the reference's run sets the band
+its value must land in.
 tests/mutants/03_gradient_flow.py holds the wrong answers these tests must reject and the right ones they must accept.
 """
 
 
 def exercise_1():
-    assert not _refers_to(autocorrelation, lag1_autocorrelation), (
-        "compute it by hand: autocorrelation must not use lag1_autocorrelation"
+    _observe(
+        "uses lag1_autocorrelation",
+        _refers_to(autocorrelation, lag1_autocorrelation),
+        "compute it by hand: autocorrelation must not use lag1_autocorrelation",
     )
     gen = torch.Generator().manual_seed(_seed(303))
     for n, lags, dtype in (
@@ -19,24 +23,24 @@ def exercise_1():
     ):
         # correlated, with a mean far from 0
         g = torch.randn(n, generator=gen, dtype=dtype).cumsum(0) * 0.3 + 2.0
-        original = g.clone()
-        values = [float(v) for v in g.double()]
-        mean = sum(values) / n
-        c = [v - mean for v in values]
         for lag in lags:
-            expected = sum(c[i] * c[i + lag] for i in range(n - lag)) / sum(
-                v * v for v in c
-            )
             got = autocorrelation(g, lag)
-            assert isinstance(got, float), (
-                f"return a Python float, not a {type(got).__name__}"
+            _observe(
+                f"type, n {n}, lag {lag}",
+                type(got).__name__,
+                f"return a Python float, not a {type(got).__name__}",
             )
             # 1e-6: float32 arithmetic on these sequences is good to about 1e-7
-            assert abs(got - expected) < 1e-6, (
-                f"wrong value at lag {lag} for a sequence of length {n}"
+            _observe(
+                f"value, n {n}, lag {lag}",
+                got,
+                f"wrong value at lag {lag} for a sequence of length {n}",
+                close=(0, 1e-6),
             )
-        assert torch.equal(g, original), (
-            "leave the tensor passed in unchanged: subtract the mean from a copy"
+        _observe(
+            f"input left alone, n {n}",
+            g,
+            "leave the tensor passed in unchanged: subtract the mean from a copy",
         )
 
 
@@ -76,11 +80,18 @@ def exercise_2():
             raise RuntimeError(
                 f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
             )
-        ratio = float(scaled_input_grad_ratio(depth, seed))
-        assert low < ratio < high, (
-            f"at depth {depth} and seed {seed} the ratio {ratio:.3g} is not what a residual stack with "
-            "alpha = depth ** -0.5 gives for a batch of BATCH standard normal inputs; check alpha, that you "
-            "backpropagate the sum of the outputs, and that you divide the input gradient's norm by the output's"
+        _observe(
+            f"network at depth {depth}",
+            seed,
+            "the hidden test graded on another network than the reference's",
+        )
+        _observe(
+            f"ratio at depth {depth}",
+            float(scaled_input_grad_ratio(depth, seed)),
+            f"at depth {depth} and seed {seed} the ratio is not what a residual stack with alpha = depth ** -0.5 gives "
+            "for a batch of BATCH standard normal inputs; check alpha, that you backpropagate the sum of the outputs, "
+            "and that you divide the input gradient's norm by the output's",
+            within=(low, high),
         )
 
 
@@ -116,12 +127,16 @@ def exercise_3():
             raise RuntimeError(
                 f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
             )
-        scale = float(critical_scale(depth, seed))
-        assert any(abs(scale - s) < 1e-6 for s in scales), (
-            f"{scale} is not one of the scales 1.0, 1.1, ..., 3.0"
+        _observe(
+            f"network at depth {depth}",
+            seed,
+            "the hidden test graded on another network than the reference's",
         )
-        chosen = min(scales, key=lambda s: abs(scale - s))
-        assert gaps[chosen] <= min(gaps.values()) + 1e-6, (
-            f"at depth {depth} and seed {seed}, another scale brings the plain stack's input gradient closer to its "
-            f"output gradient on a log scale than {scale:g} does: return the closest of all the scales tried"
+        _observe(
+            f"scale at depth {depth}",
+            float(critical_scale(depth, seed)),
+            f"at depth {depth} and seed {seed}, the answer is not the scale among 1.0, 1.1, ..., 3.0 that brings the "
+            "plain stack's input gradient closest to its output gradient on a log scale: return the closest of all "
+            "the scales tried",
+            one_of=[s for s in scales if gaps[s] <= min(gaps.values()) + 1e-6],
         )

@@ -1,8 +1,9 @@
 """Hidden tests for notebooks/04_ensemble_of_paths.ipynb, run by `make grade` in each submission's kernel.
 
-Each test computes what it expects itself, on inputs the notebook never shows (its own seeded draws, other depths,
-a network of its own), and checks behaviour: exact values, the helper the exercise asks to write by hand not
-called (`_refers_to`, from tests/hidden/_common.py), and the network measured left as it was found.
+Each test runs the answer on inputs the notebook never shows (its own seeded draws, other depths, a network of its
+own) and observes what it did (`_observe`, from tests/hidden/_common.py): its values, whether the helper the exercise
+asks to write by hand is called (`_refers_to`), and whether the network measured is left as it was found. The grader
+compares every observation with the reference solution's, in a process of its own.
 tests/mutants/04_ensemble_of_paths.py holds the wrong answers these tests must reject and the right ones they must
 accept.
 """
@@ -22,30 +23,33 @@ def _ch04_cases(seed, count, n_max):
 
 
 def exercise_1():
-    from fractions import Fraction as _Fraction
-
-    assert not _refers_to(share_of_paths, path_length_share), (
-        "write the sum yourself: share_of_paths must not call path_length_share"
+    _observe(
+        "uses path_length_share",
+        _refers_to(share_of_paths, path_length_share),
+        "write the sum yourself: share_of_paths must not call path_length_share",
     )
     cases = [(7, 3, 3), (9, 0, 0), (9, 9, 9), (40, 0, 40), (33, 10, 20)] + _ch04_cases(
         _seed(404), 30, 120
     )
-    for n, lo, hi in cases:
-        expected = float(
-            _Fraction(sum(math.comb(n, k) for k in range(lo, hi + 1)), 2**n)
-        )
-        got = share_of_paths(n, lo, hi)
-        assert abs(got - expected) <= 1e-12 * expected, (
+    for i, (n, lo, hi) in enumerate(
+        cases
+    ):  # a draw may repeat a case: keys carry the index
+        _observe(
+            f"case {i}: share_of_paths({n}, {lo}, {hi})",
+            float(share_of_paths(n, lo, hi)),
             f"share_of_paths({n}, {lo}, {hi}) is wrong: the share of the 2^{n} paths whose length k satisfies"
-            f" {lo} <= k <= {hi} (both ends included)"
+            f" {lo} <= k <= {hi} (both ends included)",
+            close=(1e-12, 0),
         )
 
 
 def exercise_2():
     import random as _random
 
-    assert not _refers_to(kendall_distance, kendall_tau_distance), (
-        "write the count yourself: kendall_distance must not call kendall_tau_distance"
+    _observe(
+        "uses kendall_tau_distance",
+        _refers_to(kendall_distance, kendall_tau_distance),
+        "write the count yourself: kendall_distance must not call kendall_tau_distance",
     )
     gen = _random.Random(_seed(4040))
     orders = [[1, 0], [0, 2, 1], [3, 0, 1, 2]]
@@ -54,15 +58,15 @@ def exercise_2():
             order = list(range(n))
             gen.shuffle(order)
             orders.append(order)
-    for order in orders:
-        n = len(order)
-        discordant = sum(
-            1 for i in range(n) for j in range(i + 1, n) if order[i] > order[j]
-        )
-        got = kendall_distance(list(order))
-        assert abs(got - discordant / math.comb(n, 2)) < 1e-12, (
+    for i, order in enumerate(
+        orders
+    ):  # a draw may repeat an order: keys carry the index
+        _observe(
+            f"case {i}: kendall_distance({order})",
+            float(kendall_distance(list(order))),
             f"kendall_distance({order}) is wrong: count the pairs of positions i < j with order[i] > order[j],"
-            " and divide by the number of such pairs"
+            " and divide by the number of such pairs",
+            close=(0, 1e-12),
         )
 
 
@@ -73,23 +77,16 @@ def exercise_3():
     cases = [(7, 2.0), (12, 0.5), (30, 0.1), (5, 3.0), (40, 0.25)]
     while len(cases) < 60:
         cases.append((gen.randint(1, 150), 10 ** gen.uniform(-2, 1.3)))
-    for n, r in cases:
+    for i, (n, r) in enumerate(cases):
         peak = (n + 1) * r / (1 + r)
         if (
             abs(peak - round(peak)) < 1e-6
         ):  # a tie between two lengths: either would be right
             continue
-        logs = [
-            math.lgamma(n + 1)
-            - math.lgamma(k + 1)
-            - math.lgamma(n - k + 1)
-            + k * math.log(r)
-            for k in range(n + 1)
-        ]
-        expected = max(range(n + 1), key=logs.__getitem__)
-        got = predicted_peak(n, r)
-        assert got == expected, (
-            f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k"
+        _observe(
+            f"case {i}: predicted_peak({n}, {r!r})",
+            float(predicted_peak(n, r)),
+            f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k",
         )
 
 
@@ -149,8 +146,8 @@ def exercise_4():
     # errors, so that the two can be told apart (most seeds give one)
     for candidate in range(20):
         stem, blocks, head = _ch04_lesion_net(_seed(4042 + candidate), width, depth)
-        expected = _ch04_lesion_errors(stem, blocks, head, keep_relu=True)
-        if expected[0] != _ch04_lesion_errors(stem, blocks, head, keep_relu=False)[0]:
+        kept = _ch04_lesion_errors(stem, blocks, head, keep_relu=True)
+        if kept[0] != _ch04_lesion_errors(stem, blocks, head, keep_relu=False)[0]:
             break
     else:
         raise RuntimeError(
@@ -158,10 +155,6 @@ def exercise_4():
         )
 
     branches = [block.f for block in blocks]
-    state = {
-        k: v.clone()
-        for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
-    }
     saved = resnet.stem, resnet.blocks, resnet.head
     resnet.stem, resnet.blocks, resnet.head = stem, blocks, head
     try:
@@ -169,22 +162,30 @@ def exercise_4():
         still_there = all(
             block.f is branch for block, branch in zip(resnet.blocks, branches)
         )
-        unchanged = all(
-            torch.equal(v, state[k])
-            for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
-        ) and not any(
+        after = nn.ModuleList([stem, blocks, head]).state_dict()
+        modes = [
             m.training for module in (stem, blocks, head) for m in module.modules()
-        )
+        ]
     finally:
         resnet.stem, resnet.blocks, resnet.head = saved
-    assert still_there, (
-        "put every branch back after measuring: the same module that was there before"
+    _observe(
+        "network",
+        candidate,
+        "the hidden test graded on another network than the reference's",
     )
-    assert unchanged, (
-        "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
+    _observe(
+        "branches put back",
+        still_there,
+        "put every branch back after measuring: the same module that was there before",
     )
+    why = "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
+    _observe("resnet's state after", after, why)
+    _observe("resnet's modes after", modes, why)
     for i in range(depth):
-        assert abs(got[i] - expected[i]) < 1e-6, (
+        _observe(
+            f"block {i + 1}",
+            float(got[i]),
             f"block {i + 1}: wrong test error; measure resnet on the test set with only that block's branch replaced"
-            " by zeros (the block's ReLU kept), on a network whose blocks need not receive ReLU outputs"
+            " by zeros (the block's ReLU kept), on a network whose blocks need not receive ReLU outputs",
+            close=(0, 1e-6),
         )

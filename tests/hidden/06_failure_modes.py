@@ -1,16 +1,19 @@
 """Hidden tests for notebooks/06_failure_modes.ipynb, run by `make grade` in each submission's kernel.
 
-Each test computes what it expects itself, on inputs the notebook never shows (its own seeded generators, other
-shapes, blocks of different sizes), and checks behaviour: a helper the exercise forbids is not used
-(`_refers_to`, from tests/hidden/_common.py), the input is left unchanged, and the measured run is a real one
-through which gradients reach every block. tests/mutants/06_failure_modes.py holds the wrong answers these tests
+Each test runs the answer on inputs the notebook never shows (its own seeded generators, other shapes, blocks of
+different sizes) and observes what it did (`_observe`, from tests/hidden/_common.py): values, whether a helper the
+exercise forbids is used (`_refers_to`), whether the input is left unchanged, and whether the measured run is a real
+one through which gradients reach every block. The grader compares every observation with the reference solution's,
+in a process of its own. tests/mutants/06_failure_modes.py holds the wrong answers these tests
 must reject and the right ones they must accept.
 """
 
 
 def exercise_1():
-    assert not _refers_to(distance_from_rank_one, relative_residual), (
-        "compute the residual yourself: distance_from_rank_one must not use relative_residual"
+    _observe(
+        "uses relative_residual",
+        _refers_to(distance_from_rank_one, relative_residual),
+        "compute the residual yourself: distance_from_rank_one must not use relative_residual",
     )
     gen = torch.Generator().manual_seed(_seed(6061))
     cases = [
@@ -24,12 +27,13 @@ def exercise_1():
         .expand(3, 5)
         .clone(),  # identical tokens
     ]
-    for X in cases:
-        expected = ((X - X.mean(dim=0, keepdim=True)).norm() / X.norm()).item()
-        got = float(distance_from_rank_one(X.clone()))
-        assert abs(got - expected) <= 1e-12, (
+    for k, X in enumerate(cases):
+        _observe(
+            f"case {k}",
+            float(distance_from_rank_one(X.clone())),
             f"wrong value for a {X.shape[0]} x {X.shape[1]} matrix (tokens are rows): subtract the mean token, "
-            "the mean over rows, and divide the norm of what is left by the norm of X"
+            "the mean over rows, and divide the norm of what is left by the norm of X",
+            close=(0, 1e-12),
         )
 
 
@@ -44,21 +48,28 @@ def exercise_2():
         (*branches, torch.randn(6, 10, generator=gen, dtype=torch.float64)),
         ((lambda t: torch.tanh(t @ mix)), (lambda t: (t @ mix.T).pow(3)), torch.randn(5, 8, generator=gen, dtype=torch.float64)),
     ]  # fmt: skip
-    for f, g, x in cases:
+    for k, (f, g, x) in enumerate(cases):
         with torch.no_grad():
             x1, x2 = x.chunk(2, dim=-1)
             y1 = x1 + f(x2)
             y = torch.cat([y1, x2 + g(y1)], dim=-1)
-            y_given = y.clone()
-            x_back = invert_coupling(f, g, y_given)
-        assert torch.equal(y_given, y), (
-            "invert_coupling must not change y: compute new tensors"
+            x_back = invert_coupling(f, g, y)
+        _observe(
+            f"y left alone, case {k}",
+            y,
+            "invert_coupling must not change y: compute new tensors",
         )
-        assert isinstance(x_back, torch.Tensor) and x_back.shape == x.shape, (
-            f"for y of shape {tuple(y.shape)}, expected x of shape {tuple(x.shape)}"
+        _observe(f"type, case {k}", type(x_back).__name__, "return a tensor")
+        _observe(
+            f"shape, case {k}",
+            list(x_back.shape),
+            f"for y of shape {tuple(y.shape)}, expected x of shape {tuple(x.shape)}",
         )
-        assert torch.allclose(x_back, x, rtol=0, atol=1e-12), (
-            "x is not rebuilt: undo y2 first, x2 = y2 - G(y1), then x1 = y1 - F(x2), and keep x1 before x2"
+        _observe(
+            f"x, case {k}",
+            x_back,
+            "x is not rebuilt: undo y2 first, x2 = y2 - G(y1), then x1 = y1 - F(x2), and keep x1 before x2",
+            close=(0, 1e-12),
         )
 
 
@@ -70,33 +81,25 @@ def exercise_3():
         blocks = [ResidualBlock(8, h) for h in hidden]
         x = torch.randn(5, 8)
     params = [p for block in blocks for p in block.parameters()]
-    with torch.no_grad():
-        before = nn.Sequential(*blocks)(x)
-    s = x.nbytes  # one stream tensor
-    for length in (
-        2,
-        1,
-        3,
-        4,
-        7,
-    ):  # 7 blocks in segments of 2 (2+2+2+1), 1, 3 (3+3+1), 4 (4+3) and 7
-        # kept: one input per segment; rebuilt in backward: the first segment, each of its blocks keeping its
-        # input and its hidden activation (float32)
-        expected = math.ceil(len(blocks) / length) * s + sum(
-            x.shape[0] * (8 + h) * 4 for h in hidden[:length]
-        )
+    # 7 blocks in segments of 2 (2+2+2+1), 1, 3 (3+3+1), 4 (4+3) and 7
+    for length in (2, 1, 3, 4, 7):
         for p in params:
             p.grad = None
-        got = backward_peak_bytes(blocks, x, length)
-        assert got == expected, (
-            f"segments of {length} of 7 blocks of different sizes: got {got} bytes; count one kept input per "
-            "checkpointed segment, plus what the first segment's own blocks keep when they run without checkpointing"
+        _observe(
+            f"segments of {length}",
+            backward_peak_bytes(blocks, x, length),
+            f"segments of {length} of 7 blocks of different sizes: count one kept input per checkpointed segment, "
+            "plus what the first segment's own blocks keep when they run without checkpointing",
         )
-        assert all(p.grad is not None for p in params), (
+        _observe(
+            f"every block reached, segments of {length}",
+            [p.grad is not None for p in params],
             f"segments of {length}: the backward of the measured run reached only some blocks; run the blocks "
-            "passed in, each segment's output feeding the next with no detach or no_grad in between"
+            "passed in, each segment's output feeding the next with no detach or no_grad in between",
         )
     with torch.no_grad():
-        assert torch.equal(nn.Sequential(*blocks)(x), before), (
-            "measuring must leave the blocks as they were"
+        _observe(
+            "blocks left alone",
+            nn.Sequential(*blocks)(x),
+            "measuring must leave the blocks as they were",
         )

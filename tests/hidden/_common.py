@@ -1,5 +1,13 @@
-"""Run before every chapter's hidden tests, in the same kernel (tests/tools/grade.py): private helpers they share.
-Names start with an underscore, so that they do not clash with the notebook's.
+"""Run before every chapter's hidden tests, in the kernel that ran the notebook (tests/tools/grade.py): private helpers
+they share. Names start with an underscore, so that they do not clash with the notebook's.
+
+A hidden test does not judge the answer where the answer ran: code in a student's kernel can patch anything there,
+from `torch.allclose` to the `__eq__` of what it returns. It observes: `_observe` records what the answer did (its
+outputs, gradients, types, whether it left its inputs alone) as plain data (numbers, lists, strings). The grader
+prints those records as JSON, and in its own process, where no student code has run, compares each one with what the
+same test recorded about the reference solution, run in a kernel of its own, by the rule the reference's record
+states (exact, close, within a band, one of some values). A submission's kernel says what it saw, never how it is
+judged, and to be judged right it must produce what the reference produces on inputs it cannot know in advance.
 
 The tests draw their inputs from seeds written into them, which anyone can read here. `make grade SECRET=...` sets
 _SECRET (a number made from the instructor's secret; tests/tools/grade.py) right after this file, and `_seed`
@@ -7,6 +15,7 @@ then turns each written seed into one that only the instructor's secret gives: a
 still does not know the inputs a submission is graded on."""
 
 _SECRET = 0  # none: the tests' own seeds
+_OBSERVED = []  # what the current test has observed, in order; the grading cell prints it and starts it again
 
 
 def _seed(written: int) -> int:
@@ -17,6 +26,44 @@ def _seed(written: int) -> int:
 
     digest = hashlib.sha256(f"{_SECRET}:{written}".encode()).digest()
     return int.from_bytes(digest[:4], "big") % 2**31
+
+
+def _plain(value):
+    """`value` as JSON data: a tensor as (nested) lists of floats, sets sorted, anything else by its type's name."""
+    import torch as _torch
+
+    if isinstance(value, _torch.Tensor):
+        return value.detach().cpu().double().tolist()
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return f"<{type(value).__name__}>"
+
+
+def _observe(key, value, why, close=None, within=None, one_of=None):
+    """Record one thing the answer did, under a `key` (a repeated one is numbered). The grader compares `value`
+    with the reference solution's value under the same key, by the reference's rule: equal (the default),
+    `close=(rtol, atol)`, `within=(low, high)` (bounds computed by the reference's run), or `one_of=[...]` (to
+    within 1e-6); `why` is what a student reads when they differ."""
+    rule = (
+        {"close": [float(close[0]), float(close[1])]}
+        if close is not None
+        else {"within": [float(within[0]), float(within[1])]}
+        if within is not None
+        else {"one_of": _plain(list(one_of))}
+        if one_of is not None
+        else {}
+    )
+    key = str(key)
+    repeats = sum(1 for o in _OBSERVED if o["key"].split(" #")[0] == key)
+    if repeats:  # the same case drawn twice: a key of its own, the same in the reference's record
+        key = f"{key} #{repeats + 1}"
+    _OBSERVED.append({"key": key, "value": _plain(value), "why": str(why), **rule})
 
 
 def _refers_to(fn, target) -> bool:

@@ -2,13 +2,18 @@
 
 What runs is not the submitted notebook but the chapter's student version with the submission's answers spliced
 in (the code that replaces each stub, and the cells tagged `answer`; see rebuild.py): a cell added or edited
-elsewhere never runs, and is flagged. The answers are also scanned for code that tampers with the kernel, and
-flagged for a person to review. Each submission runs in its own kernel, in an empty folder, headless, with a time
-limit per cell; a cell that raises or loops forever is recorded and the run goes on. Then the chapter's hidden
-tests (`tests/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site) run in
-the same kernel. Bad submissions become rows, not crashes. Writes a CSV and prints a summary. An answer the scan
-flags (code that reaches into the interpreter: rebuild.scan) is held: it does not run, its exercise scores 0, and
-the row says why, for a person to read it (`--run-flagged` grades such answers after review).
+elsewhere never runs, and is flagged. The answers are also scanned for code that tampers with the kernel: an answer
+the scan flags (code that reaches into the interpreter: rebuild.scan) is held, it does not run, its exercise scores
+0, and the row says why, for a person to read it (`--run-flagged` grades such answers after review). Each submission
+runs in its own kernel, in an empty folder, headless, with a time limit per cell; a cell that raises or loops
+forever is recorded and the run goes on. Then the chapter's hidden tests (`tests/hidden/NN_topic.py`, one
+`exercise_N()` per exercise, never shipped to students or the site) run in the same kernel and record what each
+answer did, as JSON.
+
+Nothing in that kernel decides a mark, since the answer's code could have patched anything there. The reference
+solutions run once more, in a kernel of their own (the instructor notebook, with the same hidden tests), and
+`verdict` compares each answer's records with the reference's, here, in the grader's process, by the rules the
+reference's records state. Bad submissions become rows, not crashes. Writes a CSV and prints a summary.
 
 The kernel runs in a sandbox made with util-linux's `unshare` and `prlimit`: a user and network namespace of its
 own, so it has no network, not even the grader's loopback (kernel and grader talk over Unix sockets instead of
@@ -22,6 +27,7 @@ import argparse
 import csv
 import hashlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -68,17 +74,20 @@ def exercises(chapter: str, secret: str | None = None) -> tuple[str, list]:
 
 
 def grading_cells(source: str, numbers: list) -> list:
+    """The hidden tests' definitions, then a cell per exercise that runs its test and prints what it observed (or
+    the error that stopped it) as one JSON line."""
     cells = [nbformat.v4.new_code_cell(source)]
     for n in numbers:
         cells.append(
             nbformat.v4.new_code_cell(
                 "import json as _json\n"
+                "_OBSERVED.clear()\n"
                 "try:\n"
                 f"    exercise_{n}()\n"
-                f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': True}}))\n"
+                "    _error = None\n"
                 "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
-                "    _reason = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
-                f"    print({MARK!r} + _json.dumps({{'exercise': {n}, 'passed': False, 'reason': _reason[:300]}}))\n"
+                "    _error = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
+                f"print({MARK!r} + _json.dumps({{'exercise': {n}, 'observed': _OBSERVED, 'error': _error and _error[:300]}}))\n"
             )
         )
     return cells
@@ -116,19 +125,112 @@ def self_checks(nb, n_submitted: int) -> str:
     return "; ".join(said)
 
 
-def results(nb, n_submitted: int) -> dict:
-    """{exercise number: (passed, reason)} from the grading cells' output of an executed notebook."""
+def records(nb, n_submitted: int) -> dict:
+    """{exercise number: [what each grading cell printed for it]} from the cells after the first `n_submitted` of an
+    executed notebook: JSON as the kernel wrote it, not yet trusted (`verdict` reads it)."""
     found = {}
     for cell in nb.cells[n_submitted:]:
         for out in cell.get("outputs", []):
             for line in out.get("text", "").splitlines():
                 if line.startswith(MARK):
-                    result = json.loads(line[len(MARK) :])
-                    found[result["exercise"]] = (
-                        result["passed"],
-                        "passed" if result["passed"] else result["reason"],
-                    )
+                    # a kernel can print anything: a line that is not a record counts as not printed
+                    try:
+                        record = json.loads(line[len(MARK) :])
+                        n = int(record["exercise"])
+                    except Exception:
+                        continue
+                    found.setdefault(n, []).append(record)
     return found
+
+
+def _same(got, expected, rtol: float = 0.0, atol: float = 0.0) -> bool:
+    """Whether two JSON values agree: numbers to within atol + rtol |expected| (NaN agrees with NaN; a bool only with
+    a bool), lists element by element, anything else exactly."""
+    if isinstance(expected, bool) or isinstance(got, bool):
+        return type(got) is type(expected) and got == expected
+    if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
+        if math.isnan(expected) or math.isnan(got):
+            return math.isnan(expected) and math.isnan(got)
+        if math.isinf(expected) or math.isinf(got):
+            return got == expected
+        return abs(got - expected) <= atol + rtol * abs(expected)
+    if isinstance(expected, list) and isinstance(got, list):
+        return len(got) == len(expected) and all(
+            _same(g, e, rtol, atol) for g, e in zip(got, expected)
+        )
+    if isinstance(expected, dict) and isinstance(got, dict):
+        return got.keys() == expected.keys() and all(
+            _same(got[k], expected[k], rtol, atol) for k in expected
+        )
+    return type(got) is type(expected) and got == expected
+
+
+def judged(observation: dict, got) -> bool:
+    """Whether the answer's value `got` passes the reference's `observation`, by the rule written there."""
+    if "close" in observation:
+        rtol, atol = observation["close"]
+        return _same(got, observation["value"], rtol, atol)
+    if "within" in observation:
+        low, high = observation["within"]
+        return (
+            isinstance(got, (int, float))
+            and not isinstance(got, bool)
+            and low < got < high
+        )
+    if "one_of" in observation:
+        return any(_same(got, v, 0, 1e-6) for v in observation["one_of"])
+    return _same(got, observation["value"])
+
+
+def verdict(reference: list, answer: list | None) -> tuple:
+    """(passed, reason) for one exercise: what the hidden test observed of the answer (`answer`, the records its
+    kernel printed) against what it observed of the reference solution (`reference`), in the grader's process.
+    Each of the reference's observations in turn, by the reference's own rule: a kernel can say what it saw, never
+    how it is judged. An error in the answer's run fails it; a kernel that prints two results for an exercise fails
+    it too (something else printed one)."""
+    if not answer:
+        return False, "the hidden test reported nothing"
+    if len(answer) > 1:
+        return (
+            False,
+            "the hidden test's result was printed more than once (something in the kernel printed one)",
+        )
+    record = answer[0]
+    observed = record.get("observed") if isinstance(record, dict) else None
+    if not isinstance(observed, list) or not all(
+        isinstance(o, dict) and isinstance(o.get("key"), str) for o in observed
+    ):
+        return False, "the hidden test's result is malformed"
+    values = {}
+    for o in observed:
+        if o["key"] in values:
+            return False, f"the hidden test's result is malformed ({o['key']} twice)"
+        values[o["key"]] = o.get("value")
+    error = record.get("error")
+    for expected in reference[0]["observed"]:
+        if expected["key"] not in values:
+            return False, str(error)[:300] if error else expected["why"]
+        if not judged(expected, values[expected["key"]]):
+            return False, expected["why"]
+    if error:
+        return False, str(error)[:300]
+    return True, "passed"
+
+
+def reference_problems(reference: dict, numbers: list) -> list:
+    """A sentence for each exercise whose hidden test does not pass the reference solution by its own rules."""
+    problems = []
+    for n in numbers:
+        found = reference.get(n)
+        if not found or len(found) > 1 or found[0].get("error"):
+            problems.append(
+                f"exercise {n}: {found[0].get('error') if found else 'no result'}"
+            )
+            continue
+        passed, why = verdict(found, found)
+        if not passed:
+            problems.append(f"exercise {n}: the reference fails its own test ({why})")
+    return problems
 
 
 def template_of(chapter: str, template: Path | None = None) -> nbformat.NotebookNode:
@@ -205,7 +307,68 @@ def sandboxed_kernel(prefix: list, folder: Path) -> dict:
     }
 
 
-def grade_one(
+def execute(nb, timeout: int, workdir: Path, kernel: dict) -> list:
+    """Run `nb` in place, in `workdir` with a home of its own there; notes on a kernel that died or never started."""
+    home = workdir / "home"
+    home.mkdir()
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        interrupt_on_timeout=True,
+        allow_errors=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+        **kernel,
+    )
+    try:
+        client.execute(env={**os.environ, "HOME": str(home)})
+    except Exception as err:  # the kernel died, or could not start
+        why = (
+            str(err)[:120]
+            or "the kernel died or stopped answering (out of memory?); grade this submission again alone"
+        )
+        return [f"execution stopped: {type(err).__name__}: {why}"]
+    return []
+
+
+def instructor_notebook(chapter: str) -> Path:
+    path = next((p for p in settings.NOTEBOOKS if p.stem == chapter), None)
+    if path is None:
+        raise SystemExit(
+            f"No instructor notebook for chapter {chapter!r} in notebooks/."
+        )
+    return path
+
+
+def reference_records(
+    chapter: str,
+    timeout: int = GRADE_CELL_TIMEOUT,
+    parameters: dict | None = None,
+    secret: str | None = None,
+    reference: Path | None = None,
+) -> dict:
+    """What the hidden tests observe of the reference solutions: the instructor notebook (`reference`, default
+    notebooks/NN_topic.ipynb), run with the same parameters and secret as the submissions, in a kernel of its own
+    that no submission touches. Stops with a message if a hidden test does not pass the reference."""
+    source, numbers = exercises(chapter, secret)
+    nb = nbformat.read(reference or instructor_notebook(chapter), as_version=4)
+    if parameters:
+        nb = inject_parameters(nb, parameters)
+    n_notebook = len(nb.cells)
+    nb.cells += grading_cells(source, numbers)
+    headless()
+    with tempfile.TemporaryDirectory() as workdir:
+        notes = execute(nb, timeout, Path(workdir), {})
+    found = records(nb, n_notebook)
+    if problems := notes + reference_problems(found, numbers):
+        raise SystemExit(
+            f"The hidden tests of {chapter} do not pass the reference solutions, so nothing can be graded against "
+            "them: " + "; ".join(problems)
+        )
+    return found
+
+
+def run_submission(
     path: Path,
     chapter: str,
     timeout: int,
@@ -215,86 +378,84 @@ def grade_one(
     secret: str | None = None,
     run_flagged: bool = False,
 ) -> dict:
-    """One row: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes', 'flags', 'self_checks'};
-    never raises for a bad submission. What runs is the chapter's student version (`template`) with the
-    submission's answers spliced in (rebuild.py). `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does.
-    `sandboxed`: the command the kernel runs under (`sandbox()`), or None for none. `secret`: the instructor's
-    secret phrase, from which the hidden tests draw their inputs (None: the seeds written in them). An answer the
-    scan flags is held: the template's stub runs in its place, so the exercise scores 0 and the answer's code never
-    runs; `run_flagged` runs it all the same (after a person has read it)."""
+    """One submission run, not yet scored: {'student', 'records', 'held', 'notes', 'flags', 'self_checks'}; never
+    raises for a bad submission. What runs is the chapter's student version (`template`) with the submission's
+    answers spliced in (rebuild.py), then the hidden tests, whose records `score` judges. `parameters` (such as
+    {"SEED": 7}) are set after the `parameters` cell, as papermill does. `sandboxed`: the command the kernel runs
+    under (`sandbox()`), or None for none. `secret`: the instructor's secret phrase, from which the hidden tests draw
+    their inputs (None: the seeds written in them). An answer the scan flags is held: the template's stub runs in its
+    place, so the exercise scores 0 and the answer's code never runs; `run_flagged` runs it all the same (after a
+    person has read it)."""
     source, numbers = exercises(chapter, secret)
-    row = {
+    run = {
         "student": path.stem,
-        **{f"exercise_{n}": 0 for n in numbers},
-        "score": 0,
-        "out_of": len(numbers),
+        "records": {},
+        "held": {},
+        "notes": "",
+        "flags": "",
+        "self_checks": "",
     }
-    reasons, notes = {n: "no result" for n in numbers}, []
     try:
         submitted = nbformat.read(path, as_version=4)
     except Exception as err:  # not JSON, not a notebook
-        row.update(
-            reasons="; ".join(f"exercise {n}: not graded" for n in numbers),
-            notes=f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})",
-            flags="",
-            self_checks="",
-        )
-        return row
+        run["notes"] = f"not a valid notebook ({type(err).__name__}: {str(err)[:120]})"
+        run["invalid"] = True
+        return run
     pristine = template_of(chapter, template)
     nb, answers, flags = rebuild(pristine, submitted)
     modules = module_names(pristine)
     suspect = {key: scan(code, modules) for key, code in answers.items()}
     flags += [f"exercise {key}: {why}" for key, whys in suspect.items() for why in whys]
-    held = frozenset() if run_flagged else frozenset(k for k, w in suspect.items() if w)
-    if held:
-        nb, _, _ = rebuild(pristine, submitted, held)
+    if not run_flagged:
+        run["held"] = {k: w for k, w in suspect.items() if w}
+    if run["held"]:
+        nb, _, _ = rebuild(pristine, submitted, frozenset(run["held"]))
     if parameters:
         nb = inject_parameters(nb, parameters)
     n_submitted = len(nb.cells)
     nb.cells += grading_cells(source, numbers)
     headless()
     with tempfile.TemporaryDirectory() as workdir:
-        home = Path(workdir) / "home"
-        home.mkdir()
         kernel = sandboxed_kernel(sandboxed, Path(workdir)) if sandboxed else {}
-        client = NotebookClient(
-            nb,
-            timeout=timeout,
-            interrupt_on_timeout=True,
-            allow_errors=True,
-            kernel_name="python3",
-            resources={"metadata": {"path": workdir}},
-            **kernel,
-        )
-        try:
-            client.execute(env={**os.environ, "HOME": str(home)})
-        except Exception as err:  # the kernel died, or could not start
-            why = (
-                str(err)[:120]
-                or "the kernel died or stopped answering (out of memory?); grade this submission again alone"
-            )
-            notes.append(f"execution stopped: {type(err).__name__}: {why}")
-    notes = cell_problems(nb, n_submitted) + notes
-    for n, (passed, reason) in results(nb, n_submitted).items():
-        row[f"exercise_{n}"], reasons[n] = int(passed), reason
+        notes = execute(nb, timeout, Path(workdir), kernel)
+    run["records"] = records(nb, n_submitted)
+    run["notes"] = "; ".join(cell_problems(nb, n_submitted) + notes)
+    run["flags"] = "; ".join(flags)
+    run["self_checks"] = self_checks(nb, n_submitted)
+    return run
+
+
+def score(run: dict, reference: dict) -> dict:
+    """A submission's row of grades.csv: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes',
+    'flags', 'self_checks'}, each exercise judged against the reference's records (`verdict`), in this process."""
+    numbers = sorted(reference)
+    row = {
+        "student": run["student"],
+        **{f"exercise_{n}": 0 for n in numbers},
+        "score": 0,
+        "out_of": len(numbers),
+    }
+    reasons = {}
     for n in numbers:
-        if n in held:
-            row[f"exercise_{n}"] = 0
+        if run.get("invalid"):
+            reasons[n] = "not graded"
+        elif n in run["held"]:
             reasons[n] = (
-                f"held for review, not run: the answer {', '.join(suspect[n])} (read it; if it is harmless, "
+                f"held for review, not run: the answer {', '.join(run['held'][n])} (read it; if it is harmless, "
                 "grade again with RUN_FLAGGED=1)"
             )
+        else:
+            passed, reasons[n] = verdict(reference[n], run["records"].get(n))
+            row[f"exercise_{n}"] = int(passed)
     row["score"] = sum(row[f"exercise_{n}"] for n in numbers)
     row["reasons"] = "; ".join(
         f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed"
     )
-    row["notes"] = "; ".join(notes)
-    row["flags"] = "; ".join(flags)
-    row["self_checks"] = self_checks(nb, n_submitted)
+    row.update(notes=run["notes"], flags=run["flags"], self_checks=run["self_checks"])
     return row
 
 
-def grade(
+def run_all(
     submissions: Path,
     chapter: str,
     timeout: int = GRADE_CELL_TIMEOUT,
@@ -303,13 +464,17 @@ def grade(
     memory_gb: float | None = GRADE_MEMORY_GB,
     secret: str | None = None,
     run_flagged: bool = False,
-) -> list:
-    """Every submission in the folder, `jobs` at a time; each in the sandbox unless `memory_gb` is None."""
+    reference: Path | None = None,
+) -> tuple:
+    """(the run of every submission in the folder, what the hidden tests observed of the reference solutions),
+    `jobs` at a time; each submission in the sandbox unless `memory_gb` is None. The reference solutions run
+    alongside, in a kernel of their own (`reference`: the instructor notebook, by default notebooks/NN_topic.ipynb)."""
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
     if not paths:
         raise SystemExit(f"No .ipynb files in {submissions}.")
     exercises(chapter)  # fail early on an unknown chapter
     template_of(chapter, template)
+    reference = reference or instructor_notebook(chapter)
     sandboxed = None
     if memory_gb is not None:
         if why := sandbox_problem():
@@ -317,9 +482,12 @@ def grade(
         sandboxed = sandbox(memory_gb)
     n = len(paths)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(
+        expected = pool.submit(
+            reference_records, chapter, timeout, None, secret, reference
+        )
+        runs = list(
             pool.map(
-                grade_one,
+                run_submission,
                 paths,
                 [chapter] * n,
                 [timeout] * n,
@@ -330,6 +498,14 @@ def grade(
                 [run_flagged] * n,
             )
         )
+        return runs, expected.result()
+
+
+def grade(submissions: Path, chapter: str, **options) -> list:
+    """A row of grades.csv for every submission in the folder (options: those of `run_all`), each answer judged
+    here, in the grader's process, against the reference solutions (`score`)."""
+    runs, expected = run_all(submissions, chapter, **options)
+    return [score(run, expected) for run in runs]
 
 
 def write_csv(rows: list, out: Path) -> None:
@@ -429,6 +605,12 @@ def main() -> None:
         type=Path,
         help="folder of your own hidden tests, NN_topic.py (default: tests/hidden)",
     )
+    ap.add_argument(
+        "--reference",
+        type=Path,
+        help="the notebook with the reference solutions the answers are judged against (default: "
+        "notebooks/NN_topic.ipynb); with --hidden, for tests of your own",
+    )
     args = ap.parse_args()
     if args.hidden:
         settings.HIDDEN = args.hidden.resolve()
@@ -437,11 +619,12 @@ def main() -> None:
     rows = grade(
         args.submissions,
         args.chapter,
-        args.timeout,
-        args.jobs,
+        timeout=args.timeout,
+        jobs=args.jobs,
         memory_gb=None if args.no_sandbox else args.memory_gb,
         secret=args.secret,
         run_flagged=args.run_flagged,
+        reference=args.reference,
     )
     out = args.out or args.submissions / "grades.csv"
     write_csv(rows, out)

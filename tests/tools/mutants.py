@@ -6,7 +6,9 @@ test that gives a wrong answer the mark, or a correct alternative none, is a fai
 the kernel (every exercise has one) is held by the scan, as `make grade` holds such an answer: it never runs, and
 gets 0; a correct alternative that the scan holds is a failing test too.
 tests/test_notebooks_run.py grades every mutant of a chapter at the end of the chapter's graded run, in the same
-kernel (no notebook runs again), and restores the reference solution after each exercise's mutants.
+kernel (no notebook runs again), and restores the reference solution after each exercise's mutants. Each mutant is
+judged as `make grade` judges an answer (grade.verdict): what its hidden test observed against what the same test
+observed of the reference solutions, which ran in that kernel before the mutants.
 
 Usage, for authors writing mutants: python tests/tools/mutants.py NN_topic [SECRET ...]   (runs the instructor notebook
 once, then every mutant, and prints each wrong mark; exit status 1 if there is one. With secrets, the hidden tests and
@@ -22,7 +24,14 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from grade import exercises, grading_cells, results, secret_number  # noqa: E402
+from grade import (  # noqa: E402
+    exercises,
+    grading_cells,
+    records,
+    reference_problems,
+    secret_number,
+    verdict,
+)
 from rebuild import module_names, scan  # noqa: E402
 from settings import CELL_TIMEOUT, MUTANTS, NOTEBOOKS, headless  # noqa: E402
 
@@ -80,8 +89,9 @@ def mutant_cells(chapter: str, reference: list) -> list:
     return cells
 
 
-def wrong_marks(chapter: str, nb: nbformat.NotebookNode) -> list:
-    """A sentence for each mutant that got the wrong mark (or none) in an executed notebook with mutant_cells."""
+def wrong_marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
+    """A sentence for each mutant that got the wrong mark (or none) in an executed notebook with mutant_cells, each
+    judged against `reference`, what the hidden tests recorded of the reference solutions (`grade.verdict`)."""
     found, problems = mutants(chapter), []
     for cell in nb.cells:
         if TAG not in cell.metadata:
@@ -90,10 +100,14 @@ def wrong_marks(chapter: str, nb: nbformat.NotebookNode) -> list:
         if HELD in cell.metadata:
             got = (False, f"held by the scan: {', '.join(cell.metadata[HELD])}")
         else:
-            got = results(nbformat.v4.new_notebook(cells=[cell]), 0).get(n)
-        if got is None:
-            problems.append(f"exercise {n}, {what}: the hidden test reported nothing")
-        elif int(got[0]) != mark:
+            printed = records(nbformat.v4.new_notebook(cells=[cell]), 0).get(n)
+            if not printed:
+                problems.append(
+                    f"exercise {n}, {what}: the hidden test reported nothing"
+                )
+                continue
+            got = verdict(reference[n], printed)
+        if int(got[0]) != mark:
             problems.append(
                 f"exercise {n}, {what}: got {int(got[0])}, should get {mark} ({got[1]})"
             )
@@ -136,12 +150,12 @@ def main(chapter: str, secrets: list) -> int:
         client.execute()
     found, status = mutants(chapter), 0
     for secret, start, solved, end in segments:
-        marks = results(nbformat.v4.new_notebook(cells=nb.cells[start:solved]), 0)
-        lost = {n: r for n, (passed, r) in marks.items() if not passed}
-        problems = [
-            f"the reference solution of exercise {n} loses its mark ({r})"
-            for n, r in lost.items()
-        ] + wrong_marks(chapter, nbformat.v4.new_notebook(cells=nb.cells[solved:end]))
+        reference = records(nbformat.v4.new_notebook(cells=nb.cells[start:solved]), 0)
+        problems = reference_problems(reference, numbers)
+        if not problems:
+            problems = wrong_marks(
+                chapter, nbformat.v4.new_notebook(cells=nb.cells[solved:end]), reference
+            )
         print(
             f"{chapter}, {f'secret {secret!r}' if secret else 'no secret'}: "
             f"{len(found) - len(problems)} of {len(found)} mutants got the right mark"

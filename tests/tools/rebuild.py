@@ -57,7 +57,7 @@ FORBIDDEN_NAMES = {
 }
 # The hidden tests' private helpers (tests/hidden/_common.py): an answer has no business with them, and _SECRET would
 # tell it the inputs it is graded on.
-HIDDEN_NAMES = {"_SECRET", "_seed", "_refers_to"}
+HIDDEN_NAMES = {"_SECRET", "_OBSERVED", "_seed", "_plain", "_observe", "_refers_to"}
 REFLECTION = {"getattr", "setattr", "delattr", "vars"}
 DUNDERS = {
     "__dict__",
