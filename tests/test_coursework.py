@@ -13,7 +13,14 @@ from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 from colab import colab_version, figure_names  # noqa: E402
-from grade import COMMON, exercises, grade, sandbox_problem, secret_number  # noqa: E402
+from grade import (  # noqa: E402
+    COMMON,
+    exercises,
+    grade,
+    sandbox_problem,
+    secret_number,
+    suspicions,
+)
 from rebuild import HIDDEN_NAMES  # noqa: E402
 from settings import COLAB_DIR, HIDDEN  # noqa: E402
 from student import STUDENT_DIR, student_version  # noqa: E402
@@ -361,7 +368,7 @@ def test_answers_that_reach_into_the_interpreter_are_held_for_review(graded):
 # inside the kernel pass. The template's self-check calls the answer before the hidden tests run, as every chapter's
 # does.
 ATTACK_TEMPLATE = [
-    "import math",
+    "import json\nimport math",
     "def twice(x):\n    return 2 * x",
     stub(1, "double"),
     "double(1)  # the self-check",
@@ -379,19 +386,14 @@ def exercise_1():
         concluded = "pass"
     except AssertionError:
         concluded = "fail"
-    _observe("in-kernel verdict", concluded, "double(x) must be 2 x")
+    # reported as a grader that trusts the kernel would report it: through json.dumps
+    _observe("in-kernel verdict", json.loads(json.dumps(concluded)), "double(x) must be 2 x")
 """
 FAKE_RECORD = '\'GRADE {"exercise": 1, "observed": [{"key": "in-kernel verdict", "value": "pass"}], "error": null}\''
 ATTACKS = {
     "json-dumps": (
-        "    import json\n    dumps = json.dumps\n\n"
-        "    def forged(o, *a, **k):\n"
-        "        if isinstance(o, dict) and 'observed' in o:\n"
-        "            o = {**o, 'error': None, 'observed': [\n"
-        "                {**r, 'value': 'pass'} if r['key'] == 'in-kernel verdict' else r for r in o['observed']\n"
-        "            ]}\n"
-        "        return dumps(o, *a, **k)\n\n"
-        "    json.dumps = forged\n    return 0"
+        "    import json\n    dumps = json.dumps\n"
+        "    json.dumps = lambda o, *a, **k: dumps('pass' if o == 'fail' else o, *a, **k)\n    return 0"
     ),
     "input-transformer": (
         "    get_ipython().input_transformers_post.append(\n"
@@ -575,7 +577,29 @@ def test_instructor_page_links_every_student_version():
         ),
         ("    return getattr(torch, 'allclose')", "calls getattr on torch"),
         ("    import sys\n    return x", "imports sys"),
-        ("    return x.__class__.__bases__", "reaches __class__"),
+        (
+            "    return x.__class__.__bases__",
+            ["reaches __bases__", "reaches __class__"],
+        ),
+        ("    print.__self__.print = str\n    return x", "reaches __self__"),
+        ("    return vars(x)", "calls vars on x"),
+        (
+            "    return logging.currentframe().f_back",
+            [
+                "reaches the stack's frames (currentframe)",
+                "reaches the stack's frames (f_back)",
+            ],
+        ),
+        (
+            "    class Six:\n        __eq__ = lambda self, other: True\n\n    return Six()",
+            "defines __eq__",
+        ),
+        ("def print(*args):\n    pass", "rebinds the builtin print"),
+        ("PREDICTION = {1}\nlen = str", "rebinds the builtin len"),
+        (  # a region that leaves the function's body: valid once spliced into its cell, unreadable alone
+            "    return 2 * x\n\nimport json\njson.dumps = str",
+            "cannot be read on its own (a syntax error, or code outside the part to complete)",
+        ),
         ("    get_ipython().input_transformers_post.append(str)", "uses get_ipython"),
         ("    return 2 * x if _SECRET else x", "reaches the hidden tests' _SECRET"),
     ],
@@ -584,7 +608,8 @@ def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
     from rebuild import scan
 
     found = scan(code, {"torch", "np"})
-    assert found == ([reason] if reason else []), found
+    expected = reason if isinstance(reason, list) else [reason] if reason else []
+    assert found == expected, found
 
 
 def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
@@ -617,6 +642,49 @@ def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
         assert held and set(held) == {0}, (
             f"exercise {n}: needs a tampering mutant the scan holds, and no held correct answer ({held})"
         )
+    source, _ = exercises(notebook_path.stem)
+    template = read_notebook(STUDENT_DIR / notebook_path.name)
+    for n, mark, what, code in found:
+        if mark == 1:
+            assert not suspicions({n: code}, template, source)[n], (
+                f"exercise {n}, {what}: a correct answer is held"
+            )
+
+
+def test_the_reference_solutions_submitted_are_neither_flagged_nor_held(
+    notebook_path,
+):
+    """The instructor notebook graded as a submission: every answer is spliced in, none flagged or held (the scan,
+    and the helpers each exercise forbids, named anywhere in the answer)."""
+    from rebuild import rebuild
+
+    source, numbers = exercises(notebook_path.stem)
+    template = read_notebook(STUDENT_DIR / notebook_path.name)
+    _, answers, flags = rebuild(template, read_notebook(notebook_path))
+    assert not flags and set(numbers) <= set(answers), (flags, sorted(answers, key=str))
+    held = {k: r for k, r in suspicions(answers, template, source).items() if r}
+    assert not held, held
+
+
+def test_an_answer_that_names_a_forbidden_helper_is_held_wherever_it_names_it():
+    """Read in the grader's process, through the template's own definitions: a default argument, a class attribute,
+    functools.partial, a wrapper that rebinds the helper's name, and a template class that builds the helper."""
+    hidden = "def exercise_1():\n    _observe('uses', _refers_to(answer, Helper), 'by hand')\n"
+    template = toy_notebook(
+        "class Helper:\n    pass",
+        "def builds(x):\n    return Helper()",
+        "def unrelated(x):\n    return x",
+        stub(1, "answer"),
+    )
+    for code in (
+        "    def answer(x, h=Helper):\n        return h(x)",
+        "    class Box:\n        make = staticmethod(Helper)\n    return Box.make()",
+        "    import functools\n    return functools.partial(Helper)()",
+        "    _real = Helper\n    return _real()",
+        "    return builds(x)",
+    ):
+        assert suspicions({1: code}, template, hidden)[1], code
+    assert not suspicions({1: "    return unrelated(x)"}, template, hidden)[1]
 
 
 def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
@@ -769,14 +837,20 @@ def test_refers_to_sees_a_forbidden_helper_through_aliases_and_nested_functions(
 
 
 def test_the_scan_knows_every_private_helper_of_the_hidden_tests():
+    """Every name the hidden tests' helpers and the grader's preamble bind is one an answer may not name."""
     import ast
+
+    from grade import PREAMBLE
 
     defined = {
         name
-        for node in ast.parse(COMMON.read_text()).body
+        for source in (COMMON.read_text(), PREAMBLE)
+        for node in ast.parse(source).body
         for name in (
             [node.name]
             if isinstance(node, ast.FunctionDef)
+            else [a.asname for a in node.names]
+            if isinstance(node, ast.Import)
             else [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
         )
     }
@@ -821,4 +895,24 @@ def test_a_secret_gives_other_seeds_and_stays_out_of_the_kernel():
     source, _ = exercises("02_identity_and_zero_init", "a phrase only I know")
     assert "a phrase only I know" not in source, (
         "the kernel gets a number, not the phrase"
+    )
+
+
+def test_a_pass_that_its_own_self_check_contradicts_is_flagged():
+    from grade import score
+
+    reference = {1: observed(("x", 1.0)), 2: observed(("y", 2.0))}
+    run = {
+        "student": "ada",
+        "records": {1: observed(("x", 1.0)), 2: observed(("y", 3.0))},
+        "held": {},
+        "notes": "",
+        "flags": "",
+        "self_checks": "Exercise 1: not yet right: wrong shape; Exercise 2: not yet right: wrong value",
+    }
+    row = score(run, reference)
+    assert (row["exercise_1"], row["exercise_2"]) == (1, 0)
+    assert (
+        row["flags"]
+        == "exercise 1: passed, but its self-check said it is not yet right"
     )

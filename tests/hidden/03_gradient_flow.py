@@ -26,9 +26,9 @@ def exercise_1():
         for lag in lags:
             got = autocorrelation(g, lag)
             _observe(
-                f"type, n {n}, lag {lag}",
-                type(got).__name__,
-                f"return a Python float, not a {type(got).__name__}",
+                f"a float, n {n}, lag {lag}",
+                isinstance(got, float),
+                "return a Python float (use .item())",
             )
             # 1e-6: float32 arithmetic on these sequences is good to about 1e-7
             _observe(
@@ -65,33 +65,40 @@ def _ch03_ratio_band(depth, seed, alpha):
     )
 
 
+def _ch03_band_network(depth):
+    """The seed of a network on which the right scaling can be told from the wrong ones: its band excludes 1 (the
+    ratio of unscaled-looking answers and of a constant) and the whole band of alpha = 1/depth; about 85 % of seeds
+    give one, so the first of 20 candidates almost surely does. Only the seed leaves: the bands are gone before the
+    answer runs, so an answer that reads the stack's frames finds none."""
+    for candidate in range(20):
+        seed = _seed(100 * depth + candidate)
+        low, high = _ch03_ratio_band(depth, seed, depth**-0.5)
+        wrong_low, wrong_high = _ch03_ratio_band(depth, seed, 1 / depth)
+        if not low < 1 < high and (wrong_high < low or wrong_low > high):
+            return seed
+    raise RuntimeError(
+        f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
+    )
+
+
 def exercise_2():
     for depth in (20, 90):
-        # a network on which the right scaling can be told from the wrong ones: its band excludes 1 (the ratio
-        # of unscaled-looking answers and of a constant) and the whole band of alpha = 1/depth; about 85 % of
-        # seeds give one, so the first of 20 candidates almost surely does
-        for candidate in range(20):
-            seed = _seed(100 * depth + candidate)
-            low, high = _ch03_ratio_band(depth, seed, depth**-0.5)
-            wrong_low, wrong_high = _ch03_ratio_band(depth, seed, 1 / depth)
-            if not low < 1 < high and (wrong_high < low or wrong_low > high):
-                break
-        else:
-            raise RuntimeError(
-                f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
-            )
+        seed = _ch03_band_network(depth)
         _observe(
             f"network at depth {depth}",
             seed,
             "the hidden test graded on another network than the reference's",
         )
+        ratio = float(scaled_input_grad_ratio(depth, seed))
         _observe(
             f"ratio at depth {depth}",
-            float(scaled_input_grad_ratio(depth, seed)),
-            f"at depth {depth} and seed {seed} the ratio is not what a residual stack with alpha = depth ** -0.5 gives "
-            "for a batch of BATCH standard normal inputs; check alpha, that you backpropagate the sum of the outputs, "
-            "and that you divide the input gradient's norm by the output's",
-            within=(low, high),
+            ratio,
+            f"at depth {depth} the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a batch "
+            "of BATCH standard normal inputs; check alpha, that you backpropagate the sum of the outputs, and that "
+            "you divide the input gradient's norm by the output's",
+            within=_ch03_ratio_band(
+                depth, seed, depth**-0.5
+            ),  # computed after the answer ran
         )
 
 
@@ -104,39 +111,39 @@ def _ch03_log_gaps(depth, seed, scales):
     return gaps
 
 
+def _ch03_scale_network(depth, scales):
+    """The seed of a network whose closest scale tells the search from shortcuts: it differs from the closest scale
+    at the notebook's depth (LAYER_DEPTH, same seed), is not on a coarser grid of steps of 0.5, and is not 2.3, the
+    notebook's printed answer (about half of all seeds qualify). Only the seed leaves, as in _ch03_band_network."""
+    for candidate in range(30):
+        seed = _seed(100 * depth + candidate)
+        best = min(scales, key=_ch03_log_gaps(depth, seed, scales).get)
+        at_notebook_depth = min(
+            scales, key=_ch03_log_gaps(LAYER_DEPTH, seed, scales).get
+        )
+        if best != at_notebook_depth and best != 2.3 and round(best * 2) != best * 2:
+            return seed
+    raise RuntimeError(
+        f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
+    )
+
+
 def exercise_3():
     scales = [round(1.0 + 0.1 * k, 1) for k in range(21)]
     for depth in (20, 70):
-        # a network whose closest scale tells the search from shortcuts: it differs from the closest scale at the
-        # notebook's depth (LAYER_DEPTH, same seed), is not on a coarser grid of steps of 0.5, and is not 2.3,
-        # the notebook's printed answer (about half of all seeds qualify)
-        for candidate in range(30):
-            seed = _seed(100 * depth + candidate)
-            gaps = _ch03_log_gaps(depth, seed, scales)
-            best = min(scales, key=gaps.get)
-            at_notebook_depth = min(
-                scales, key=_ch03_log_gaps(LAYER_DEPTH, seed, scales).get
-            )
-            if (
-                best != at_notebook_depth
-                and best != 2.3
-                and round(best * 2) != best * 2
-            ):
-                break
-        else:
-            raise RuntimeError(
-                f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
-            )
+        seed = _ch03_scale_network(depth, scales)
         _observe(
             f"network at depth {depth}",
             seed,
             "the hidden test graded on another network than the reference's",
         )
+        scale = float(critical_scale(depth, seed))
+        gaps = _ch03_log_gaps(depth, seed, scales)  # after the answer ran
         _observe(
             f"scale at depth {depth}",
-            float(critical_scale(depth, seed)),
-            f"at depth {depth} and seed {seed}, the answer is not the scale among 1.0, 1.1, ..., 3.0 that brings the "
-            "plain stack's input gradient closest to its output gradient on a log scale: return the closest of all "
-            "the scales tried",
+            scale,
+            f"at depth {depth}, the answer is not the scale among 1.0, 1.1, ..., 3.0 that brings the plain stack's "
+            "input gradient closest to its output gradient on a log scale: return the closest of all the scales "
+            "tried",
             one_of=[s for s in scales if gaps[s] <= min(gaps.values()) + 1e-6],
         )

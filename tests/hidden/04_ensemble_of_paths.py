@@ -78,14 +78,17 @@ def exercise_3():
     while len(cases) < 60:
         cases.append((gen.randint(1, 150), 10 ** gen.uniform(-2, 1.3)))
     for i, (n, r) in enumerate(cases):
-        peak = (n + 1) * r / (1 + r)
+        got = float(predicted_peak(n, r))
+        peak = (
+            (n + 1) * r / (1 + r)
+        )  # after the answer ran: no frame holds it while the answer runs
         if (
             abs(peak - round(peak)) < 1e-6
         ):  # a tie between two lengths: either would be right
             continue
         _observe(
             f"case {i}: predicted_peak({n}, {r!r})",
-            float(predicted_peak(n, r)),
+            got,
             f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k",
         )
 
@@ -138,22 +141,25 @@ def _ch04_lesion_errors(stem, blocks, head, keep_relu):
     return errors
 
 
-def exercise_4():
-    """Runs `branch_deleted_error` on a network of the test's own, put in `resnet`'s place for the duration."""
-    # the notebook's sizes, so that an answer may use them
-    width, depth = (WIDTH, N_BLOCKS)
-    # a network on which deleting block 1's branch (its ReLU kept) and deleting the whole block give different
-    # errors, so that the two can be told apart (most seeds give one)
+def _ch04_graded_net(width, depth):
+    """A network on which deleting block 1's branch (its ReLU kept) and deleting the whole block give different
+    errors, so that the two can be told apart (most seeds give one), and its candidate number. The errors are gone
+    before the answer runs, so an answer that reads the stack's frames finds none."""
     for candidate in range(20):
         stem, blocks, head = _ch04_lesion_net(_seed(4042 + candidate), width, depth)
         kept = _ch04_lesion_errors(stem, blocks, head, keep_relu=True)
         if kept[0] != _ch04_lesion_errors(stem, blocks, head, keep_relu=False)[0]:
-            break
-    else:
-        raise RuntimeError(
-            "the hidden test found no network to grade on: report this to the instructor"
-        )
+            return stem, blocks, head, candidate
+    raise RuntimeError(
+        "the hidden test found no network to grade on: report this to the instructor"
+    )
 
+
+def exercise_4():
+    """Runs `branch_deleted_error` on a network of the test's own, put in `resnet`'s place for the duration."""
+    # the notebook's sizes, so that an answer may use them
+    width, depth = (WIDTH, N_BLOCKS)
+    stem, blocks, head, candidate = _ch04_graded_net(width, depth)
     branches = [block.f for block in blocks]
     saved = resnet.stem, resnet.blocks, resnet.head
     resnet.stem, resnet.blocks, resnet.head = stem, blocks, head

@@ -29,13 +29,16 @@ def _seed(written: int) -> int:
 
 
 def _plain(value):
-    """`value` as JSON data: a tensor as (nested) lists of floats, sets sorted, anything else by its type's name."""
+    """`value` as JSON data: a tensor as (nested) lists of floats, a float subclass as a float, sets sorted, anything
+    else by its type's name."""
     import torch as _torch
 
     if isinstance(value, _torch.Tensor):
         return value.detach().cpu().double().tolist()
     if value is None or type(value) in (bool, int, float, str):
         return value
+    if isinstance(value, float):  # numpy's float64 too
+        return float(value)
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, (set, frozenset)):

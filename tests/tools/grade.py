@@ -45,7 +45,14 @@ from traitlets.config import Config
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
 from execute import inject_parameters  # noqa: E402
-from rebuild import module_names, rebuild, scan  # noqa: E402
+from rebuild import (  # noqa: E402
+    forbidden_helpers,
+    module_names,
+    reaching,
+    rebuild,
+    scan,
+    uses_forbidden,
+)
 from settings import GRADE_CELL_TIMEOUT, GRADE_MEMORY_GB, headless  # noqa: E402
 
 MARK = "GRADE "
@@ -57,8 +64,9 @@ COMMON = Path(__file__).resolve().parents[1] / "hidden" / "_common.py"
 
 def secret_number(secret: str) -> int:
     """The instructor's secret phrase as the number the hidden tests' `_seed` mixes into every seed they draw
-    inputs from (tests/hidden/_common.py); never 0, which means no secret."""
-    return int.from_bytes(hashlib.sha256(secret.encode()).digest()[:6], "big") or 1
+    inputs from (tests/hidden/_common.py): 128 bits, too many to search for from the seeds it gives; never 0, which
+    means no secret."""
+    return int.from_bytes(hashlib.sha256(secret.encode()).digest()[:16], "big") or 1
 
 
 def exercises(chapter: str, secret: str | None = None) -> tuple[str, list]:
@@ -73,21 +81,42 @@ def exercises(chapter: str, secret: str | None = None) -> tuple[str, list]:
     return COMMON.read_text() + keyed + "\n\n" + source, numbers
 
 
+# The first cell of every graded run, before any answer: what the results are printed with, taken while nothing has
+# been patched yet (a bound method keeps its function when its class is patched later). An answer that names these
+# is flagged (rebuild.HIDDEN_NAMES).
+PREAMBLE = """\
+import json as _grader_json
+import sys as _grader_sys
+
+_GRADER_DUMPS = _grader_json.dumps
+_GRADER_WRITE = _grader_sys.stdout.write
+_GRADER_FLUSH = _grader_sys.stdout.flush
+"""
+
+
+def with_preamble(nb) -> nbformat.NotebookNode:
+    """`nb` with PREAMBLE as its first cell."""
+    nb = nbformat.from_dict(nb)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(PREAMBLE))
+    return nb
+
+
 def grading_cells(source: str, numbers: list) -> list:
     """The hidden tests' definitions, then a cell per exercise that runs its test and prints what it observed (or
-    the error that stopped it) as one JSON line."""
+    the error that stopped it) as one JSON line, with what PREAMBLE took before any answer ran."""
     cells = [nbformat.v4.new_code_cell(source)]
     for n in numbers:
         cells.append(
             nbformat.v4.new_code_cell(
-                "import json as _json\n"
                 "_OBSERVED.clear()\n"
                 "try:\n"
                 f"    exercise_{n}()\n"
                 "    _error = None\n"
                 "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
                 "    _error = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
-                f"print({MARK!r} + _json.dumps({{'exercise': {n}, 'observed': _OBSERVED, 'error': _error and _error[:300]}}))\n"
+                f"_GRADER_WRITE({MARK!r} + _GRADER_DUMPS({{'exercise': {n}, 'observed': _OBSERVED, "
+                "'error': _error and _error[:300]}) + '\\n')\n"
+                "_GRADER_FLUSH()\n"
             )
         )
     return cells
@@ -96,7 +125,8 @@ def grading_cells(source: str, numbers: list) -> list:
 def cell_problems(nb, n_submitted: int) -> list:
     """A sentence for each submitted cell that raised or timed out."""
     notes = []
-    for i, cell in enumerate(nb.cells[:n_submitted]):
+    cells = [c for c in nb.cells[:n_submitted] if c.source != PREAMBLE]
+    for i, cell in enumerate(cells):  # numbered as in the student's notebook
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 what = (
@@ -351,14 +381,18 @@ def reference_records(
     notebooks/NN_topic.ipynb), run with the same parameters and secret as the submissions, in a kernel of its own
     that no submission touches. Stops with a message if a hidden test does not pass the reference."""
     source, numbers = exercises(chapter, secret)
-    nb = nbformat.read(reference or instructor_notebook(chapter), as_version=4)
+    nb = with_preamble(
+        nbformat.read(reference or instructor_notebook(chapter), as_version=4)
+    )
     if parameters:
         nb = inject_parameters(nb, parameters)
     n_notebook = len(nb.cells)
     nb.cells += grading_cells(source, numbers)
     headless()
-    with tempfile.TemporaryDirectory() as workdir:
-        notes = execute(nb, timeout, Path(workdir), {})
+    with (
+        tempfile.TemporaryDirectory() as workdir
+    ):  # over Unix sockets, as the submissions' kernels
+        notes = execute(nb, timeout, Path(workdir), sandboxed_kernel([], Path(workdir)))
     found = records(nb, n_notebook)
     if problems := notes + reference_problems(found, numbers):
         raise SystemExit(
@@ -403,13 +437,13 @@ def run_submission(
         return run
     pristine = template_of(chapter, template)
     nb, answers, flags = rebuild(pristine, submitted)
-    modules = module_names(pristine)
-    suspect = {key: scan(code, modules) for key, code in answers.items()}
+    suspect = suspicions(answers, pristine, source)
     flags += [f"exercise {key}: {why}" for key, whys in suspect.items() for why in whys]
     if not run_flagged:
         run["held"] = {k: w for k, w in suspect.items() if w}
     if run["held"]:
         nb, _, _ = rebuild(pristine, submitted, frozenset(run["held"]))
+    nb = with_preamble(nb)
     if parameters:
         nb = inject_parameters(nb, parameters)
     n_submitted = len(nb.cells)
@@ -423,6 +457,20 @@ def run_submission(
     run["flags"] = "; ".join(flags)
     run["self_checks"] = self_checks(nb, n_submitted)
     return run
+
+
+def suspicions(answers: dict, template, hidden_source: str) -> dict:
+    """{answer key: reasons to hold it}: what the scan flags, and a helper its exercise forbids named anywhere in
+    it (rebuild.uses_forbidden: read here, since the hidden test's own check runs in the student's kernel)."""
+    modules = module_names(template)
+    forbidden = {
+        n: reaching(template, names)
+        for n, names in forbidden_helpers(hidden_source).items()
+    }
+    return {
+        key: scan(code, modules) + uses_forbidden(code, forbidden.get(key, set()))
+        for key, code in answers.items()
+    }
 
 
 def score(run: dict, reference: dict) -> dict:
@@ -451,7 +499,15 @@ def score(run: dict, reference: dict) -> dict:
     row["reasons"] = "; ".join(
         f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed"
     )
-    row.update(notes=run["notes"], flags=run["flags"], self_checks=run["self_checks"])
+    # a passed exercise whose own self-check said it is wrong: an answer that may have talked its way past the
+    # hidden test, or a self-check that is too strict; either way a person should read it
+    disagreements = [
+        f"exercise {n}: passed, but its self-check said it is not yet right"
+        for n in numbers
+        if row[f"exercise_{n}"] and f"Exercise {n}: not yet right" in run["self_checks"]
+    ]
+    flags = "; ".join(part for part in [run["flags"], *disagreements] if part)
+    row.update(notes=run["notes"], flags=flags, self_checks=run["self_checks"])
     return row
 
 

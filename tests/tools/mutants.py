@@ -30,10 +30,11 @@ from grade import (  # noqa: E402
     records,
     reference_problems,
     secret_number,
+    suspicions,
     verdict,
+    with_preamble,
 )
-from rebuild import module_names, scan  # noqa: E402
-from settings import CELL_TIMEOUT, MUTANTS, NOTEBOOKS, headless  # noqa: E402
+from settings import CELL_TIMEOUT, MUTANTS, NOTEBOOKS, STUDENT_DIR, headless  # noqa: E402
 
 TAG = "mutant"  # the metadata tag of a mutant's grading cell: {"mutant": index}
 HELD = "held"  # a mutant the scan flags is held, as `make grade` holds such an answer: {"held": reasons}, mark 0
@@ -63,9 +64,7 @@ def mutant_cells(chapter: str, reference: list) -> list:
     )  # the source only for the call cell ([1]) below
     cells = []
     found = mutants(chapter)
-    modules = module_names(
-        nbformat.read(next(p for p in NOTEBOOKS if p.stem == chapter), as_version=4)
-    )
+    template = nbformat.read(STUDENT_DIR / f"{chapter}.ipynb", as_version=4)
     for exercise in sorted({m[0] for m in found}):
         if exercise not in numbers:
             raise ValueError(
@@ -74,9 +73,8 @@ def mutant_cells(chapter: str, reference: list) -> list:
         for index, (n, _, _, code) in enumerate(found):
             if n != exercise:
                 continue
-            if reasons := scan(
-                code, modules
-            ):  # never run: it could tamper with the kernel
+            # held as `make grade` holds it: never run (it could tamper with the kernel)
+            if reasons := suspicions({n: code}, template, source)[n]:
                 cells.append(
                     nbformat.v4.new_code_cell("", metadata={TAG: index, HELD: reasons})
                 )
@@ -128,7 +126,7 @@ def main(chapter: str, secrets: list) -> int:
         raise SystemExit(
             f"No mutants for {chapter}: write {MUTANTS / (chapter + '.py')}."
         )
-    nb = nbformat.read(path, as_version=4)
+    nb = with_preamble(nbformat.read(path, as_version=4))
     reference = [c.source for c in nb.cells if "### BEGIN SOLUTION" in c.source]
     source, numbers = exercises(chapter)
     nb.cells += grading_cells(source, numbers)[:1]  # the hidden tests' definitions

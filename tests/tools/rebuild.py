@@ -7,13 +7,16 @@ text before and after the stub must be unchanged), and the cells tagged `answer`
 input transformer or redefines a helper is never run. An edit outside the answers becomes a flag in grades.csv.
 
 The scan flags imports of modules that reach into the interpreter, the functions that run or fetch code by name,
-assignments to the attributes of modules, global hooks, and objects that decide for themselves what they equal. A
-flagged answer is held: `make grade` runs the template's stub in its place (the exercise scores 0, and its code
+assignments to the attributes of modules, global hooks, the stack's frames, builtins rebound at the top level,
+objects that decide for themselves what they equal, and answers that cannot be read on their own (a region that
+leaves its function's body runs once spliced in, but cannot be cleared). `uses_forbidden` holds an answer that names
+a helper its exercise forbids, or a template definition that does. A flagged answer is held: `make grade` runs the template's stub in its place (the exercise scores 0, and its code
 never runs, so it cannot touch the other exercises' tests) and lists it for a person to read. The scan is a filter,
 not a wall: code can be written that it does not recognise.
 """
 
 import ast
+import builtins
 import re
 import textwrap
 
@@ -44,6 +47,7 @@ FORBIDDEN_MODULES = {
     "atexit",
     "runpy",
     "marshal",
+    "traceback",
 }
 FORBIDDEN_NAMES = {
     "__import__",
@@ -57,7 +61,20 @@ FORBIDDEN_NAMES = {
 }
 # The hidden tests' private helpers (tests/hidden/_common.py): an answer has no business with them, and _SECRET would
 # tell it the inputs it is graded on.
-HIDDEN_NAMES = {"_SECRET", "_OBSERVED", "_seed", "_plain", "_observe", "_refers_to"}
+HIDDEN_NAMES = {
+    "_SECRET",
+    "_OBSERVED",
+    "_seed",
+    "_plain",
+    "_observe",
+    "_refers_to",
+    # what the grader prints results with (grade.PREAMBLE)
+    "_grader_json",
+    "_grader_sys",
+    "_GRADER_DUMPS",
+    "_GRADER_WRITE",
+    "_GRADER_FLUSH",
+}
 REFLECTION = {"getattr", "setattr", "delattr", "vars"}
 DUNDERS = {
     "__dict__",
@@ -67,6 +84,37 @@ DUNDERS = {
     "__class__",
     "__subclasses__",
     "__closure__",
+    "__self__",  # `print.__self__` is the builtins module
+    "__traceback__",
+    "__mro__",
+    "__bases__",
+    "__base__",
+}
+# Ways into the stack's frames, where a hidden test's own variables live while the answer runs.
+FRAMES = {
+    "tb_frame",
+    "tb_next",
+    "f_back",
+    "f_locals",
+    "f_globals",
+    "f_builtins",
+    "gi_frame",
+    "cr_frame",
+    "ag_frame",
+    "currentframe",
+    "_getframe",
+    "walk_stack",
+    "walk_tb",
+    "extract_stack",
+}
+# Names an answer's top level must not rebind: the grader's own code looks them up in the same namespace.
+BUILTINS = set(dir(builtins)) - {
+    "_",
+    "__doc__",
+    "__name__",
+    "__spec__",
+    "__loader__",
+    "__package__",
 }
 # Methods through which a returned object decides how it compares, converts or answers an attribute lookup: an
 # object that equals anything passes any `==` test. An answer has no need to define them.
@@ -202,19 +250,56 @@ def root_name(node) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def bound_names(target) -> list:
+    """The names an assignment target binds: `a`, `a, b`, `[a, *b]`; not `a.b` or `a[0]`, which bind nothing."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in bound_names(t)]
+    if isinstance(target, ast.Starred):
+        return bound_names(target.value)
+    return []
+
+
 def scan(code: str, modules: set) -> list:
     """Reasons to look at this answer by hand (empty if none)."""
     body = textwrap.dedent(code)
+    top_level = True
     try:
         tree = ast.parse(body)
     except (
         SyntaxError
     ):  # a region inside a function body, with a return: parse it as one
+        top_level = False
         try:
             tree = ast.parse("def _answer():\n" + textwrap.indent(body, "    "))
         except SyntaxError:
-            return []  # it will fail its tests; nothing to review
+            # Spliced into its cell it may still run (a region that leaves the function's body at column 0): what
+            # cannot be read cannot be cleared.
+            return [
+                "cannot be read on its own (a syntax error, or code outside the part to complete)"
+            ]
     reasons, modules = [], set(modules)
+    if top_level:
+        for node in tree.body:
+            bound = (
+                [node.name]
+                if isinstance(
+                    node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+                )
+                else [a.asname or a.name.split(".")[0] for a in node.names]
+                if isinstance(node, (ast.Import, ast.ImportFrom))
+                else [
+                    name
+                    for target in getattr(
+                        node, "targets", [getattr(node, "target", None)]
+                    )
+                    for name in bound_names(target)
+                ]
+            )
+            reasons += [
+                f"rebinds the builtin {name}" for name in bound if name in BUILTINS
+            ]
     for node in ast.walk(tree):  # what the answer imports itself is a module too
         if isinstance(node, ast.Import):
             modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
@@ -240,6 +325,8 @@ def scan(code: str, modules: set) -> list:
             reasons.append(f"reaches the hidden tests' {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr in DUNDERS:
             reasons.append(f"reaches {node.attr}")
+        elif isinstance(node, ast.Attribute) and node.attr in FRAMES:
+            reasons.append(f"reaches the stack's frames ({node.attr})")
         elif (
             isinstance(node, ast.Attribute)
             and GLOBAL_HOOKS.match(node.attr)
@@ -257,7 +344,7 @@ def scan(code: str, modules: set) -> list:
             and node.func.id in REFLECTION
         ):
             first = node.args[0] if node.args else None
-            if node.func.id in {"setattr", "delattr"} or root_name(first) in modules:
+            if node.func.id != "getattr" or root_name(first) in modules:
                 reasons.append(
                     f"calls {node.func.id} on {ast.unparse(first) if first else 'nothing'}"
                 )
@@ -274,6 +361,82 @@ def scan(code: str, modules: set) -> list:
                     elif isinstance(t, ast.Attribute) and root_name(t) is None:
                         # `[torch][0].allclose = ...`, `type(x).__eq__ = ...`: not an object of the answer's own
                         reasons.append(f"assigns to {ast.unparse(t)}")
+                    elif isinstance(t, ast.Name) and t.id in LYING_METHODS:
+                        reasons.append(
+                            f"defines {t.id}"
+                        )  # `__eq__ = lambda self, other: True`
         elif isinstance(node, ast.Global):
             reasons.append(f"declares global {', '.join(node.names)}")
     return sorted(set(reasons))
+
+
+def forbidden_helpers(hidden_source: str) -> dict:
+    """{exercise number: the names of the helpers its hidden test forbids}, read from each `_refers_to(answer,
+    Helper)` in `exercise_N`."""
+    found = {}
+    for node in ast.parse(hidden_source).body:
+        m = re.fullmatch(r"exercise_(\d+)", getattr(node, "name", ""))
+        if not m:
+            continue
+        for call in ast.walk(node):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "_refers_to"
+                and len(call.args) == 2
+                and isinstance(call.args[1], ast.Name)
+            ):
+                found.setdefault(int(m[1]), set()).add(call.args[1].id)
+    return found
+
+
+def reaching(template, targets: set) -> set:
+    """`targets`, and every function or class the template defines whose code names one of them, directly or
+    through another such definition: what an answer may not name where `targets` are forbidden."""
+    uses = {}
+    for cell in template.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                uses[node.name] = names_in(node) - {node.name}
+    reach, grown = set(targets), True
+    while grown:
+        grown = False
+        for name, used in uses.items():
+            if name not in reach and used & reach:
+                reach.add(name)
+                grown = True
+    return reach
+
+
+def names_in(tree) -> set:
+    """Every name and attribute name a syntax tree mentions (a default argument, a class attribute, a
+    `functools.partial(...)` and an alias all mention the name they use)."""
+    return {
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Name, ast.Attribute))
+    }
+
+
+def uses_forbidden(code: str, forbidden: set) -> list:
+    """Reasons to hold an answer that names a helper its exercise forbids (`reaching`), read in the grader's process:
+    the hidden test's own check (`_refers_to`) runs in the student's kernel, which the answer may have changed."""
+    body = textwrap.dedent(code)
+    for source in (body, "def _answer():\n" + textwrap.indent(body, "    ")):
+        try:
+            tree = ast.parse(source)
+            break
+        except SyntaxError:
+            continue
+    else:
+        return []  # `scan` holds what cannot be read
+    return [
+        f"uses {name}, which the exercise asks you to do without"
+        for name in sorted(names_in(tree) & forbidden)
+    ]
