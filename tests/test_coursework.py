@@ -3,6 +3,7 @@
 import json
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -219,7 +220,8 @@ def graded(tmp_path_factory):
 TOY_MEMORY_GB = 2
 PROWLER = [
     "import math",
-    # exercise 1 is right, and tries the network and the instructor's home on the way
+    # exercise 1 is right, and tries the network, the instructor's home and the other runs' folders on the way (where
+    # the other kernels' sockets are); it answers wrong if it sees one
     """def double(x):
     import os, socket
     with open(os.path.expanduser("~/rc-sandbox-probe"), "w") as f:
@@ -228,6 +230,8 @@ PROWLER = [
         socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
     except OSError:
         pass
+    if os.path.exists({sibling!r}):
+        return -1
     return 2 * x""",
     # exercise 2 asks for more memory than the sandbox allows
     f"def half(x):\n    hoard = bytearray({TOY_MEMORY_GB + 1} * 2**30)\n    return x / 2",
@@ -251,8 +255,13 @@ def prowler(tmp_path_factory):
     server = socket.create_server(("127.0.0.1", 0))
     server.setblocking(False)
     port = server.getsockname()[1]
+    sibling = (
+        tempfile.mkdtemp()
+    )  # beside the kernel's own folder, as the reference's and the others' are
     nbformat.write(
-        toy_notebook(PROWLER[0], PROWLER[1].format(port=port), *PROWLER[2:]),
+        toy_notebook(
+            PROWLER[0], PROWLER[1].format(port=port, sibling=sibling), *PROWLER[2:]
+        ),
         folder / "prowler.ipynb",
     )
     saved = settings.HIDDEN
@@ -271,6 +280,7 @@ def prowler(tmp_path_factory):
         )
     finally:
         settings.HIDDEN = saved
+        Path(sibling).rmdir()
     try:
         server.accept()
         reached = True
@@ -282,6 +292,8 @@ def prowler(tmp_path_factory):
 
 
 def test_the_sandbox_has_no_network_its_own_home_and_a_memory_limit(prowler):
+    """Nor a way to the other runs' folders, where the other kernels' sockets are (exercise 1 answers wrong if it
+    sees one)."""
     row, reached_the_grader = prowler
     assert not reached_the_grader, "a submission connected to the grader's loopback"
     assert not (Path.home() / "rc-sandbox-probe").exists(), (
@@ -595,6 +607,9 @@ def test_instructor_page_links_every_student_version():
             "defines __eq__",
         ),
         ("def print(*args):\n    pass", "rebinds the builtin print"),
+        ("    return getattr(f, '__glob' + 'als__')['Helper']", "calls getattr on f"),
+        ("    return getattr(block, 'alpha')", None),
+        ("    return sys.modules['__main__'].Helper", "uses sys"),
         ("PREDICTION = {1}\nlen = str", "rebinds the builtin len"),
         (  # a region that leaves the function's body: valid once spliced into its cell, unreadable alone
             "    return 2 * x\n\nimport json\njson.dumps = str",

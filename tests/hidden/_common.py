@@ -29,15 +29,23 @@ def _seed(written: int) -> int:
 
 
 def _plain(value):
-    """`value` as JSON data: a tensor as (nested) lists of floats, a float subclass as a float, sets sorted, anything
-    else by its type's name."""
+    """`value` as JSON data: a tensor as (nested) lists of floats, any other integer or real number (numpy's too) as
+    an int or a float, sets sorted, anything else by its type's name."""
+    import numbers
+
     import torch as _torch
 
     if isinstance(value, _torch.Tensor):
         return value.detach().cpu().double().tolist()
     if value is None or type(value) in (bool, int, float, str):
         return value
-    if isinstance(value, float):  # numpy's float64 too
+    if isinstance(value, numbers.Integral) and not isinstance(
+        value, bool
+    ):  # numpy's int64 too
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(
+        value, bool
+    ):  # numpy's float64 too
         return float(value)
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]

@@ -17,7 +17,8 @@ reference's records state. Bad submissions become rows, not crashes. Writes a CS
 
 The kernel runs in a sandbox made with util-linux's `unshare` and `prlimit`: a user and network namespace of its
 own, so it has no network, not even the grader's loopback (kernel and grader talk over Unix sockets instead of
-TCP); a throwaway home and working folder; an address-space limit. It can still read and write what the
+TCP); a mount namespace in which the other kernels' folders, and so their sockets, are hidden (HIDE_OTHERS); a
+throwaway home and working folder; no SECRET in its environment; an address-space limit. It can still read and write what the
 instructor's user can: run the grader on a machine or in a container that holds nothing else of value. Where user
 namespaces are blocked (many containers), grading stops with a message that says what to do, and `--no-sandbox`
 grades without it.
@@ -62,11 +63,13 @@ MARK = "GRADE "
 COMMON = Path(__file__).resolve().parents[1] / "hidden" / "_common.py"
 
 
-def secret_number(secret: str) -> int:
+def secret_number(secret: str, chapter: str = "") -> int:
     """The instructor's secret phrase as the number the hidden tests' `_seed` mixes into every seed they draw
-    inputs from (tests/hidden/_common.py): 128 bits, too many to search for from the seeds it gives; never 0, which
-    means no secret."""
-    return int.from_bytes(hashlib.sha256(secret.encode()).digest()[:16], "big") or 1
+    inputs from (tests/hidden/_common.py): 128 bits, too many to search for from the seeds it gives, and one number
+    per chapter, so that a number a kernel leaks tells nothing of the other chapters' inputs; never 0, which means
+    no secret."""
+    digest = hashlib.sha256(f"{chapter}:{secret}".encode()).digest()
+    return int.from_bytes(digest[:16], "big") or 1
 
 
 def exercises(chapter: str, secret: str | None = None) -> tuple[str, list]:
@@ -77,7 +80,7 @@ def exercises(chapter: str, secret: str | None = None) -> tuple[str, list]:
         raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path}.")
     source = path.read_text()
     numbers = sorted(int(n) for n in re.findall(r"^def exercise_(\d+)\(", source, re.M))
-    keyed = f"\n_SECRET = {secret_number(secret)}\n" if secret else ""
+    keyed = f"\n_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
     return COMMON.read_text() + keyed + "\n\n" + source, numbers
 
 
@@ -272,9 +275,18 @@ def template_of(chapter: str, template: Path | None = None) -> nbformat.Notebook
     return nbformat.read(path, as_version=4)
 
 
-# A user namespace (to be allowed the rest, as an unprivileged user) with a network namespace: no interface but a
-# loopback of its own, which is down.
-NAMESPACES = ["unshare", "--user", "--net", "--map-root-user", "--"]
+# A user namespace (to be allowed the rest, as an unprivileged user) with a network namespace (no interface but a
+# loopback of its own, which is down) and a mount namespace (HIDE_OTHERS).
+NAMESPACES = ["unshare", "--user", "--net", "--map-root-user", "--mount", "--"]
+# In the kernel's mount namespace, the folder that holds every run's folder (the temporary folder) is replaced by an
+# empty one, with only this kernel's own folder put back: the Unix sockets of the other kernels (other submissions',
+# the reference's), through which what they print could be read, cannot be reached. The mounts are made in an outer
+# namespace and the kernel runs in an inner one, where they are locked: it cannot unmount them.
+HIDE_OTHERS = (
+    'W="$1"; shift; mount --bind "$W" /mnt && mount -t tmpfs tmpfs "$(dirname "$W")" && mkdir -p "$W" '
+    '&& mount --bind /mnt "$W" && umount /mnt && exec unshare --user --map-root-user --mount -- "$@"'
+)
+FOLDER = "{folder}"  # in `sandbox()`'s command: the kernel's own folder
 NO_SANDBOX_HELP = """\
 make grade runs each submission in a sandbox: no network, a throwaway home and working folder, and a memory
 limit, made with `unshare` (user and network namespaces). This system does not allow it:
@@ -308,8 +320,18 @@ def sandbox_problem(command: list = NAMESPACES) -> str | None:
 
 
 def sandbox(memory_gb: float = GRADE_MEMORY_GB) -> list:
-    """The command that a sandboxed kernel's command line is run under."""
-    return [*NAMESPACES, "prlimit", f"--as={int(memory_gb * 2**30)}", "--"]
+    """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder)."""
+    return [
+        *NAMESPACES,
+        "sh",
+        "-c",
+        HIDE_OTHERS,
+        "sandbox",
+        FOLDER,
+        "prlimit",
+        f"--as={int(memory_gb * 2**30)}",
+        "--",
+    ]
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -329,9 +351,10 @@ def sandboxed_kernel(prefix: list, folder: Path) -> dict:
         "kernel_manager_class": SandboxedKernelManager,
         "config": Config(
             SandboxedKernelManager={
-                "prefix": prefix,
+                "prefix": [str(folder) if part == FOLDER else part for part in prefix],
                 "transport": "ipc",
                 "ip": str(folder / "kernel"),
+                "connection_file": str(folder / "connection.json"),
             }
         ),
     }
@@ -350,8 +373,10 @@ def execute(nb, timeout: int, workdir: Path, kernel: dict) -> list:
         resources={"metadata": {"path": str(workdir)}},
         **kernel,
     )
+    # the kernel gets no SECRET (make grade hands it to the grader in the environment), only the number made from it
+    env = {k: v for k, v in os.environ.items() if k != "SECRET"}
     try:
-        client.execute(env={**os.environ, "HOME": str(home)})
+        client.execute(env={**env, "HOME": str(home)})
     except Exception as err:  # the kernel died, or could not start
         why = (
             str(err)[:120]

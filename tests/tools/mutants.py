@@ -133,7 +133,7 @@ def main(chapter: str, secrets: list) -> int:
     segments = []
     for secret in [None, *secrets]:
         start = len(nb.cells)
-        number = secret_number(secret) if secret else 0
+        number = secret_number(secret, chapter) if secret else 0
         nb.cells.append(nbformat.v4.new_code_cell(f"_SECRET = {number}"))
         nb.cells += grading_cells(source, numbers)[1:]
         solved = len(nb.cells)

@@ -321,6 +321,10 @@ def scan(code: str, modules: set) -> list:
             ]
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             reasons.append(f"uses {node.id}")
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_MODULES:
+            reasons.append(
+                f"uses {node.id}"
+            )  # the template's own `sys` or `os`, no import needed
         elif isinstance(node, ast.Name) and node.id in HIDDEN_NAMES:
             reasons.append(f"reaches the hidden tests' {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr in DUNDERS:
@@ -344,7 +348,13 @@ def scan(code: str, modules: set) -> list:
             and node.func.id in REFLECTION
         ):
             first = node.args[0] if node.args else None
-            if node.func.id != "getattr" or root_name(first) in modules:
+            name = node.args[1] if len(node.args) > 1 else None
+            plain = (  # getattr(block, "alpha"): a constant, public name
+                isinstance(name, ast.Constant)
+                and isinstance(name.value, str)
+                and not name.value.startswith("_")
+            )
+            if node.func.id != "getattr" or root_name(first) in modules or not plain:
                 reasons.append(
                     f"calls {node.func.id} on {ast.unparse(first) if first else 'nothing'}"
                 )

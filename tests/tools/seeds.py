@@ -9,7 +9,8 @@ the threshold (|b|), as the minimum and the median over seeds. Asserts of anothe
 The chapters seed their models internally as SEED + k, so the sweep's seeds are spaced 1,000 apart
 (1000, 2000, ...): no two runs share a network. Two notebooks run at a time (each uses one thread).
 The raw records go to _build/seeds/<chapter>.json; `--report` turns every record there into the table on
-book/reproducibility.md (between the seeds markers), with the commit each chapter was measured at.
+book/reproducibility.md (between the seeds markers), with the commit each chapter was measured at; a chapter with
+no record there keeps its row.
 
 Usage: python tests/tools/seeds.py [-n 30] [--jobs 2] notebooks/03_gradient_flow.ipynb ...
        python tests/tools/seeds.py --report
@@ -311,8 +312,22 @@ def report() -> int:
     start, end = MARKERS
     if start not in text or end not in text:
         raise SystemExit(f"{REPRODUCIBILITY} has lost its {start} / {end} markers.")
-    body = table(records)
-    head, tail = text.split(start)[0], text.split(end)[1]
+    head, old, tail = (
+        text.split(start)[0],
+        text.split(start)[1].split(end)[0],
+        text.split(end)[1],
+    )
+    # a chapter with no record on this machine keeps the row it had (the records are not committed)
+    new = table(records).splitlines()
+    swept = {record["chapter"] for record in records}
+    kept = [
+        line
+        for line in old.splitlines()
+        if line.startswith("| ")
+        and line.split(" | ")[0][2:] not in swept | {"chapter"}
+        and not line.startswith("| ---")
+    ]
+    body = "\n".join(new[:2] + sorted(new[2:] + kept))
     REPRODUCIBILITY.write_text(f"{head}{start}\n{body}\n{end}{tail}")
     print(body)
     for record in records:
