@@ -255,9 +255,10 @@ def prowler(tmp_path_factory):
     server = socket.create_server(("127.0.0.1", 0))
     server.setblocking(False)
     port = server.getsockname()[1]
-    sibling = (
-        tempfile.mkdtemp()
-    )  # beside the kernel's own folder, as the reference's and the others' are
+    from grade import runs_folder
+
+    # beside the kernel's own folder, as the reference's and the other submissions' are
+    sibling = tempfile.mkdtemp(dir=runs_folder())
     nbformat.write(
         toy_notebook(
             PROWLER[0], PROWLER[1].format(port=port, sibling=sibling), *PROWLER[2:]

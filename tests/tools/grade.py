@@ -278,7 +278,7 @@ def template_of(chapter: str, template: Path | None = None) -> nbformat.Notebook
 # A user namespace (to be allowed the rest, as an unprivileged user) with a network namespace (no interface but a
 # loopback of its own, which is down) and a mount namespace (HIDE_OTHERS).
 NAMESPACES = ["unshare", "--user", "--net", "--map-root-user", "--mount", "--"]
-# In the kernel's mount namespace, the folder that holds every run's folder (the temporary folder) is replaced by an
+# In the kernel's mount namespace, the folder that holds every run's folder (`runs_folder()`) is replaced by an
 # empty one, with only this kernel's own folder put back: the Unix sockets of the other kernels (other submissions',
 # the reference's), through which what they print could be read, cannot be reached. The mounts are made in an outer
 # namespace and the kernel runs in an inner one, where they are locked: it cannot unmount them.
@@ -287,6 +287,16 @@ HIDE_OTHERS = (
     '&& mount --bind /mnt "$W" && umount /mnt && exec unshare --user --map-root-user --mount -- "$@"'
 )
 FOLDER = "{folder}"  # in `sandbox()`'s command: the kernel's own folder
+
+
+def runs_folder() -> Path:
+    """The folder that holds every graded run's folder (the reference's too), and nothing else: what HIDE_OTHERS
+    hides from each sandboxed kernel, so it must not hold the venv or the book."""
+    folder = Path(tempfile.gettempdir()) / f"rc-grading-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
 NO_SANDBOX_HELP = """\
 make grade runs each submission in a sandbox: no network, a throwaway home and working folder, and a memory
 limit, made with `unshare` (user and network namespaces). This system does not allow it:
@@ -414,9 +424,9 @@ def reference_records(
     n_notebook = len(nb.cells)
     nb.cells += grading_cells(source, numbers)
     headless()
-    with (
-        tempfile.TemporaryDirectory() as workdir
-    ):  # over Unix sockets, as the submissions' kernels
+    with tempfile.TemporaryDirectory(
+        dir=runs_folder()
+    ) as workdir:  # over Unix sockets, as the submissions' kernels
         notes = execute(nb, timeout, Path(workdir), sandboxed_kernel([], Path(workdir)))
     found = records(nb, n_notebook)
     if problems := notes + reference_problems(found, numbers):
@@ -474,7 +484,7 @@ def run_submission(
     n_submitted = len(nb.cells)
     nb.cells += grading_cells(source, numbers)
     headless()
-    with tempfile.TemporaryDirectory() as workdir:
+    with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
         kernel = sandboxed_kernel(sandboxed, Path(workdir)) if sandboxed else {}
         notes = execute(nb, timeout, Path(workdir), kernel)
     run["records"] = records(nb, n_submitted)
