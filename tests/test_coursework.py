@@ -610,6 +610,11 @@ def test_instructor_page_links_every_student_version():
         ("def print(*args):\n    pass", "rebinds the builtin print"),
         ("    return getattr(f, '__glob' + 'als__')['Helper']", "calls getattr on f"),
         ("    return getattr(block, 'alpha')", None),
+        (
+            "    return type(net.blocks[0].shortcut)(8, 16)(x)",
+            "calls type() on an object",
+        ),
+        ("    return [m for m in net.modules() if type(m) is Block]", None),
         ("    return sys.modules['__main__'].Helper", "uses sys"),
         ("PREDICTION = {1}\nlen = str", "rebinds the builtin len"),
         (  # a region that leaves the function's body: valid once spliced into its cell, unreadable alone

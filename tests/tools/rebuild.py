@@ -309,6 +309,17 @@ def scan(code: str, modules: set) -> list:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and root_name(node.value) in modules:
                 modules |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    # `type(m) is BNResidualBlock`, `type(x).__name__`: a type looked at, not used to make anything
+    inspected = {
+        id(operand)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        for operand in [node.left, *node.comparators]
+    } | {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr in {"__name__", "__qualname__"}
+    }
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = (
@@ -321,6 +332,14 @@ def scan(code: str, modules: set) -> list:
             ]
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             reasons.append(f"uses {node.id}")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "type"
+            and len(node.args) == 1
+            and id(node) not in inspected
+        ):  # `type(net.blocks[0].shortcut)(...)`: a class reached through an object, not by its name
+            reasons.append("calls type() on an object")
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_MODULES:
             reasons.append(
                 f"uses {node.id}"
