@@ -424,9 +424,8 @@ def reference_records(
     n_notebook = len(nb.cells)
     nb.cells += grading_cells(source, numbers)
     headless()
-    with tempfile.TemporaryDirectory(
-        dir=runs_folder()
-    ) as workdir:  # over Unix sockets, as the submissions' kernels
+    # its own kernel, over Unix sockets as the submissions' are, in a folder the sandboxed kernels cannot see
+    with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
         notes = execute(nb, timeout, Path(workdir), sandboxed_kernel([], Path(workdir)))
     found = records(nb, n_notebook)
     if problems := notes + reference_problems(found, numbers):
