@@ -616,6 +616,15 @@ def test_instructor_page_links_every_student_version():
         ),
         ("    return [m for m in net.modules() if type(m) is Block]", None),
         ("    return sys.modules['__main__'].Helper", "uses sys"),
+        ("    return pickle.loads(b'c__main__\\nHelper\\n.')", "uses pickle"),
+        (
+            "    return _ch04_lesion_errors(a, b, c, True)[i]",
+            "reaches the hidden tests' _ch04_lesion_errors",
+        ),
+        (
+            "    print('GRADE {}')\n    return x",
+            "writes what looks like the grader's result line",
+        ),
         ("PREDICTION = {1}\nlen = str", "rebinds the builtin len"),
         (  # a region that leaves the function's body: valid once spliced into its cell, unreadable alone
             "    return 2 * x\n\nimport json\njson.dumps = str",
