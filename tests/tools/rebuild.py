@@ -235,16 +235,22 @@ def rebuild(template, submission, held: frozenset = frozenset()) -> tuple:
     return nb, regions, flags
 
 
+def code_trees(template) -> list:
+    """The syntax tree of every code cell of the template that parses."""
+    trees = []
+    for cell in template.cells:
+        if cell.cell_type == "code":
+            try:
+                trees.append(ast.parse(cell.source))
+            except SyntaxError:
+                pass
+    return trees
+
+
 def module_names(template) -> set:
     """Names the template binds by import: assigning to their attributes patches a library."""
     names = set()
-    for cell in template.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
+    for tree in code_trees(template):
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names |= {(a.asname or a.name).split(".")[0] for a in node.names}
@@ -268,24 +274,28 @@ def bound_names(target) -> list:
     return []
 
 
+def parse_answer(code: str) -> tuple:
+    """(syntax tree, whether it parsed as top-level code) of an answer region; a region inside a function body, with
+    a `return`, parses as the body of one. (None, False) if it cannot be read on its own."""
+    body = textwrap.dedent(code)
+    try:
+        return ast.parse(body), True
+    except SyntaxError:
+        try:
+            return ast.parse("def _answer():\n" + textwrap.indent(body, "    ")), False
+        except SyntaxError:
+            return None, False
+
+
 def scan(code: str, modules: set) -> list:
     """Reasons to look at this answer by hand (empty if none)."""
-    body = textwrap.dedent(code)
-    top_level = True
-    try:
-        tree = ast.parse(body)
-    except (
-        SyntaxError
-    ):  # a region inside a function body, with a return: parse it as one
-        top_level = False
-        try:
-            tree = ast.parse("def _answer():\n" + textwrap.indent(body, "    "))
-        except SyntaxError:
-            # Spliced into its cell it may still run (a region that leaves the function's body at column 0): what
-            # cannot be read cannot be cleared.
-            return [
-                "cannot be read on its own (a syntax error, or code outside the part to complete)"
-            ]
+    tree, top_level = parse_answer(code)
+    if tree is None:
+        # Spliced into its cell it may still run (a region that leaves the function's body at column 0): what cannot
+        # be read cannot be cleared.
+        return [
+            "cannot be read on its own (a syntax error, or code outside the part to complete)"
+        ]
     reasons, modules = [], set(modules)
     if top_level:
         for node in tree.body:
@@ -438,13 +448,7 @@ def reaching(template, targets: set) -> set:
     """`targets`, and every function or class the template defines whose code names one of them, directly or
     through another such definition: what an answer may not name where `targets` are forbidden."""
     uses = {}
-    for cell in template.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
+    for tree in code_trees(template):
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 uses[node.name] = names_in(node) - {node.name}
@@ -471,14 +475,8 @@ def names_in(tree) -> set:
 def uses_forbidden(code: str, forbidden: set) -> list:
     """Reasons to hold an answer that names a helper its exercise forbids (`reaching`), read in the grader's process:
     the hidden test's own check (`_refers_to`) runs in the student's kernel, which the answer may have changed."""
-    body = textwrap.dedent(code)
-    for source in (body, "def _answer():\n" + textwrap.indent(body, "    ")):
-        try:
-            tree = ast.parse(source)
-            break
-        except SyntaxError:
-            continue
-    else:
+    tree, _ = parse_answer(code)
+    if tree is None:
         return []  # `scan` holds what cannot be read
     return [
         f"uses {name}, which the exercise asks you to do without"
