@@ -232,6 +232,13 @@ PROWLER = [
         pass
     if os.path.exists({sibling!r}):
         return -1
+    # the book (whose instructor notebooks hold the solutions), the other submissions, the reference notebook
+    for secret in {secrets!r}:
+        if os.path.exists(secret):
+            return -1
+    # and no other process: not the grader's, not the other kernels' (same user: it could signal them)
+    if len([p for p in os.listdir("/proc") if p.isdigit()]) > 10:
+        return -1
     return 2 * x""",
     # exercise 2 asks for more memory than the sandbox allows
     f"def half(x):\n    hoard = bytearray({TOY_MEMORY_GB + 1} * 2**30)\n    return x / 2",
@@ -259,16 +266,25 @@ def prowler(tmp_path_factory):
 
     # beside the kernel's own folder, as the reference's and the other submissions' are
     sibling = tempfile.mkdtemp(dir=runs_folder())
+    nbformat.write(toy_notebook(*FULL), folder / "another_student.ipynb")
+    secrets = [
+        str(settings.ROOT / "notebooks" / settings.NOTEBOOKS[0].name),
+        str(folder / "another_student.ipynb"),
+        str(toy["reference"]),
+    ]
+    assert all(Path(s).exists() for s in secrets)
     nbformat.write(
         toy_notebook(
-            PROWLER[0], PROWLER[1].format(port=port, sibling=sibling), *PROWLER[2:]
+            PROWLER[0],
+            PROWLER[1].format(port=port, sibling=sibling, secrets=secrets),
+            *PROWLER[2:],
         ),
         folder / "prowler.ipynb",
     )
     saved = settings.HIDDEN
     settings.HIDDEN = toy["hidden"]
     try:
-        (row,) = grade(
+        rows = grade(
             folder,
             "99_toy",
             timeout=30,
@@ -282,6 +298,7 @@ def prowler(tmp_path_factory):
     finally:
         settings.HIDDEN = saved
         Path(sibling).rmdir()
+    (row,) = [r for r in rows if r["student"] == "prowler"]
     try:
         server.accept()
         reached = True
@@ -704,6 +721,7 @@ def test_an_answer_that_names_a_forbidden_helper_is_held_wherever_it_names_it():
         "class Helper:\n    pass",
         "def builds(x):\n    return Helper()",
         "def unrelated(x):\n    return x",
+        "tool = Helper",
         stub(1, "answer"),
     )
     for code in (
@@ -712,16 +730,27 @@ def test_an_answer_that_names_a_forbidden_helper_is_held_wherever_it_names_it():
         "    import functools\n    return functools.partial(Helper)()",
         "    _real = Helper\n    return _real()",
         "    return builds(x)",
+        "    return tool()",  # a name the template binds to it
     ):
         assert suspicions({1: code}, template, hidden)[1], code
     assert not suspicions({1: "    return unrelated(x)"}, template, hidden)[1]
+    # handed over by another answer, or by an answer cell: exercise 1 is held, the other answer is not
+    for key in (2, "answer PREDICTION"):
+        found = suspicions(
+            {1: "    return x.kit()", key: "    x.kit = Helper"}, template, hidden
+        )
+        assert not found[key] and found[1], found
+        assert (
+            "uses Helper, which the exercise asks you to do without (in the answer"
+            in found[1][0]
+        )
 
 
 def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
     """wrong_marks reads each mutant's grading cell: a wrong answer that passed, a right one that failed, and a hidden
     test that printed nothing are all reported; a wrong answer that failed is not."""
     import mutants
-    from grade import MARK
+    from grade import MARK, grading_cells
 
     (tmp_path / "99_toy.py").write_text(
         "# %% exercise 1, mark 0: a constant\ndef f(x):\n    return 2\n\n\n"
@@ -748,7 +777,8 @@ def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
             if value is None
             else MARK + json.dumps(record(1 + index // 3, value)) + "\n"
         )
-        cells.append(nbformat.v4.new_code_cell("", metadata={mutants.TAG: index}))
+        cells.append(grading_cells("", [1 + index // 3])[1])
+        cells[-1].metadata[mutants.TAG] = index
         cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     wrong = mutants.wrong_marks(
         "99_toy", nbformat.v4.new_notebook(cells=cells), reference
@@ -759,6 +789,36 @@ def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
         and "silent: got 0, should get 0" not in wrong[2]
         and "the hidden test reported nothing" in wrong[2]
     )
+
+
+def test_only_a_whole_line_of_its_own_cell_counts_as_a_result():
+    """records(): a grading cell's result is the one whole line its exercise's record fills. A forged record that
+    an answer prints with the real line glued to its end (so the real one no longer starts a line), one printed
+    to stderr, or one for another exercise counts as a second result, which verdict fails."""
+    from grade import MARK, grading_cells, records, verdict
+
+    def result(value, exercise=1):
+        observed = [{"key": "f(2)", "value": value, "why": "f(2) must be 4"}]
+        return MARK + json.dumps(
+            {"exercise": exercise, "observed": observed, "error": None}
+        )
+
+    def judged(*streams):
+        cell = grading_cells("", [1])[1]
+        cell.outputs = [
+            nbformat.v4.new_output("stream", name=name, text=text)
+            for name, text in streams
+        ]
+        found = records(nbformat.v4.new_notebook(cells=[cell]), 0)
+        return verdict([json.loads(result(4)[len(MARK) :])], found.get(1))[0]
+
+    assert judged(("stdout", "what the answer printed\n" + result(4) + "\n"))
+    assert not judged(("stdout", result(3) + "\n"))
+    # the grading cell starts its line on a new line, so a forger must leave text after its own record
+    assert not judged(("stdout", result(4) + "\nglued" + result(3) + "\n"))
+    assert not judged(("stdout", result(3) + "\n"), ("stderr", result(4) + "\n"))
+    assert not judged(("stdout", result(4, exercise=2) + "\n" + result(4) + "\n"))
+    assert not judged(("stdout", "nothing\n"))
 
 
 def observed(*pairs, error=None) -> list:

@@ -109,6 +109,19 @@ def exercise_3():
             f"segments of {length}: the backward of the measured run reached only some blocks; run the blocks "
             "passed in, each segment's output feeding the next with no detach or no_grad in between",
         )
+        # past the first segment (which is also measured alone), each parameter's gradient is that of the
+        # measured run's summed output: a run of these blocks, not a backward of something else
+        _observe(
+            f"gradients past the first segment, segments of {length}",
+            [
+                None if p.grad is None else p.grad.norm().item()
+                for block in blocks[length:]
+                for p in block.parameters()
+            ],
+            f"segments of {length}: the gradients of the blocks after the first segment are not those of the "
+            "measured run; measure with saved_activation_bytes on the blocks passed in, in segments",
+            close=(1e-4, 1e-7),
+        )
     with torch.no_grad():
         _observe(
             "blocks left alone",

@@ -17,9 +17,10 @@ reference's records state. Bad submissions become rows, not crashes. Writes a CS
 
 The kernel runs in a sandbox made with util-linux's `unshare` and `prlimit`: a user and network namespace of its
 own, so it has no network, not even the grader's loopback (kernel and grader talk over Unix sockets instead of
-TCP); a mount namespace in which the other kernels' folders, and so their sockets, are hidden (HIDE_OTHERS); a
-throwaway home and working folder; no SECRET in its environment; an address-space limit. It can still read and write what the
-instructor's user can: run the grader on a machine or in a container that holds nothing else of value. Where user
+TCP); a mount namespace in which the other kernels' folders, and so their sockets, are hidden, and the book, the
+submissions and the reference notebook's folder are empty (HIDE_OTHERS); a PID namespace; a throwaway home and
+working folder; no SECRET in its environment; an address-space limit. It can still read and write the other files
+the instructor's user can: run the grader on a machine or in a container that holds nothing else of value. Where user
 namespaces are blocked (many containers), grading stops with a message that says what to do, and `--no-sandbox`
 grades without it.
 """
@@ -117,7 +118,7 @@ def grading_cells(source: str, numbers: list) -> list:
                 "    _error = None\n"
                 "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
                 "    _error = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
-                f"_GRADER_WRITE({MARK!r} + _GRADER_DUMPS({{'exercise': {n}, 'observed': _OBSERVED, "
+                f"_GRADER_WRITE({chr(10) + MARK!r} + _GRADER_DUMPS({{'exercise': {n}, 'observed': _OBSERVED, "
                 "'error': _error and _error[:300]}) + '\\n')\n"
                 "_GRADER_FLUSH()\n"
             )
@@ -160,19 +161,33 @@ def self_checks(nb, n_submitted: int) -> str:
 
 def records(nb, n_submitted: int) -> dict:
     """{exercise number: [what each grading cell printed for it]} from the cells after the first `n_submitted` of an
-    executed notebook: JSON as the kernel wrote it, not yet trusted (`verdict` reads it)."""
+    executed notebook: JSON as the kernel wrote it, not yet trusted (`verdict` reads it). A grading cell's result
+    counts only as one whole line that its own exercise's record fills; any other text in that cell that holds the
+    mark (a forged line glued to the start of the real one, a line on stderr) counts as a second result, which
+    fails the exercise."""
     found = {}
     for cell in nb.cells[n_submitted:]:
-        for out in cell.get("outputs", []):
-            for line in out.get("text", "").splitlines():
-                if line.startswith(MARK):
-                    # a kernel can print anything: a line that is not a record counts as not printed
-                    try:
-                        record = json.loads(line[len(MARK) :])
-                        n = int(record["exercise"])
-                    except Exception:
-                        continue
-                    found.setdefault(n, []).append(record)
+        m = re.search(r"^    exercise_(\d+)\(\)$", cell.source, re.M)
+        if not m:
+            continue  # the hidden tests' definitions
+        n = int(m[1])
+        text = "".join(out.get("text", "") for out in cell.get("outputs", []))
+        results = []
+        for line in text.splitlines():
+            try:  # a kernel can print anything: a line that is not a record is no result
+                record = (
+                    json.loads(line[len(MARK) :]) if line.startswith(MARK) else None
+                )
+                if int(record["exercise"]) == n:
+                    results.append(record)
+            except Exception:
+                continue
+        if text.count(MARK) > len(results):
+            results.append(
+                {"exercise": n, "observed": [], "error": "more than one result"}
+            )
+        if results:
+            found[n] = results
     return found
 
 
@@ -278,13 +293,24 @@ def template_of(chapter: str, template: Path | None = None) -> nbformat.Notebook
 # A user namespace (to be allowed the rest, as an unprivileged user) with a network namespace (no interface but a
 # loopback of its own, which is down) and a mount namespace (HIDE_OTHERS).
 NAMESPACES = ["unshare", "--user", "--net", "--map-root-user", "--mount", "--"]
-# In the kernel's mount namespace, the folder that holds every run's folder (`runs_folder()`) is replaced by an
-# empty one, with only this kernel's own folder put back: the Unix sockets of the other kernels (other submissions',
-# the reference's), through which what they print could be read, cannot be reached. The mounts are made in an outer
-# namespace and the kernel runs in an inner one, where they are locked: it cannot unmount them.
+# In the kernel's mount namespace:
+# - the folder that holds every run's folder (`runs_folder()`) is replaced by an empty one, with only this kernel's
+#   own folder put back: the Unix sockets of the other kernels (other submissions', the reference's), through which
+#   what they print could be read, cannot be reached;
+# - each folder named after it and before `--` (`hidden_folders`: the book, with the instructor notebooks' solutions;
+#   the submissions; the reference's folder) is replaced by an empty one, with the grader's venv put back where it
+#   lies inside one.
+# The mounts are made in an outer namespace and the kernel runs in an inner one, where they are locked: it cannot
+# unmount them. The inner one also has a PID namespace of its own, so the kernel can see and signal only its own
+# processes, not the grader's or the other kernels' (which run as the same user); --kill-child ends the kernel
+# with the process the grader started.
 HIDE_OTHERS = (
-    'W="$1"; shift; mount --bind "$W" /mnt && mount -t tmpfs tmpfs "$(dirname "$W")" && mkdir -p "$W" '
-    '&& mount --bind /mnt "$W" && umount /mnt && exec unshare --user --map-root-user --mount -- "$@"'
+    'W="$1"; V="$2"; shift 2; mount --bind "$W" /mnt && mount -t tmpfs tmpfs "$(dirname "$W")" && mkdir -p "$W" '
+    '&& mount --bind /mnt "$W" && umount /mnt || exit 1; '
+    'while [ "$1" != -- ]; do case "$V/" in "$1"/*) mount --bind "$V" /mnt && mount -t tmpfs tmpfs "$1" '
+    '&& mkdir -p "$V" && mount --bind /mnt "$V" && umount /mnt ;; *) mount -t tmpfs tmpfs "$1" ;; esac || exit 1; '
+    "shift; done; shift; "
+    'exec unshare --user --map-root-user --mount --pid --fork --kill-child --mount-proc -- "$@"'
 )
 FOLDER = "{folder}"  # in `sandbox()`'s command: the kernel's own folder
 
@@ -329,8 +355,9 @@ def sandbox_problem(command: list = NAMESPACES) -> str | None:
     )
 
 
-def sandbox(memory_gb: float = GRADE_MEMORY_GB) -> list:
-    """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder)."""
+def sandbox(memory_gb: float = GRADE_MEMORY_GB, hide: tuple = ()) -> list:
+    """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder); the
+    folders in `hide` are empty inside it (`hidden_folders`)."""
     return [
         *NAMESPACES,
         "sh",
@@ -338,10 +365,28 @@ def sandbox(memory_gb: float = GRADE_MEMORY_GB) -> list:
         HIDE_OTHERS,
         "sandbox",
         FOLDER,
+        # the venv: put back where a hidden folder holds it
+        str(Path(sys.prefix).resolve()),
+        *map(str, hidden_folders(hide)),
+        "--",
         "prlimit",
         f"--as={int(memory_gb * 2**30)}",
         "--",
     ]
+
+
+def hidden_folders(folders) -> list:
+    """The folders to empty in the sandbox: each of `folders` that exists, is not inside another one, and holds
+    neither the runs' folder (the kernel's own is in it) nor the system's Python; the grader's venv is put back."""
+    keep = [runs_folder(), Path(sys.base_prefix).resolve()]
+    found = sorted(
+        {
+            f
+            for f in (Path(f).resolve() for f in folders)
+            if f.is_dir() and not any(k == f or f in k.parents for k in keep)
+        }
+    )
+    return [f for f in found if not any(g in f.parents for g in found)]
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -495,16 +540,29 @@ def run_submission(
 
 def suspicions(answers: dict, template, hidden_source: str) -> dict:
     """{answer key: reasons to hold it}: what the scan flags, and a helper its exercise forbids named anywhere in
-    it (rebuild.uses_forbidden: read here, since the hidden test's own check runs in the student's kernel)."""
+    the submission's answers (rebuild.uses_forbidden: read here, since the hidden test's own check runs in the
+    student's kernel). Anywhere, because one answer can hand a helper to another: `net.tool = path_length_share` in
+    one exercise, `net.tool(...)` in the one that forbids it."""
     modules = module_names(template)
     forbidden = {
         n: reaching(template, names)
         for n, names in forbidden_helpers(hidden_source).items()
     }
-    return {
-        key: scan(code, modules) + uses_forbidden(code, forbidden.get(key, set()))
-        for key, code in answers.items()
-    }
+    found = {key: scan(code, modules) for key, code in answers.items()}
+    for n, names in forbidden.items():
+        for key, code in answers.items():
+            where = "" if key == n else f" (in {_called(key)})"
+            found.setdefault(n, []).extend(
+                why + where for why in uses_forbidden(code, names)
+            )
+    return {key: whys for key, whys in found.items() if key in answers}
+
+
+def _called(key) -> str:
+    """An answer's key as a student reads it: `3`, or `answer PREDICTION` (an answer cell)."""
+    if isinstance(key, str):
+        return f"the answer cell {key.removeprefix('answer ')}"
+    return f"the answer to exercise {key}"
 
 
 def score(run: dict, reference: dict) -> dict:
@@ -569,7 +627,8 @@ def run_all(
     if memory_gb is not None:
         if why := sandbox_problem():
             raise SystemExit(NO_SANDBOX_HELP.format(why=why))
-        sandboxed = sandbox(memory_gb)
+        # the book (the instructor notebooks hold the solutions), the submissions, the reference's folder
+        sandboxed = sandbox(memory_gb, (settings.ROOT, submissions, reference.parent))
     n = len(paths)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         expected = pool.submit(

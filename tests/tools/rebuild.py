@@ -445,13 +445,19 @@ def forbidden_helpers(hidden_source: str) -> dict:
 
 
 def reaching(template, targets: set) -> set:
-    """`targets`, and every function or class the template defines whose code names one of them, directly or
-    through another such definition: what an answer may not name where `targets` are forbidden."""
+    """`targets`, and every function, class or top-level alias the template defines whose code names one of them,
+    directly or through another such definition: what an answer may not name where `targets` are forbidden."""
     uses = {}
     for tree in code_trees(template):
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 uses[node.name] = names_in(node) - {node.name}
+            elif (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, (ast.Name, ast.Attribute))
+            ):  # an alias (`tool = Helper`); not data computed with it, whose names are a student's words too
+                for name in (n for t in node.targets for n in bound_names(t)):
+                    uses[name] = uses.get(name, set()) | names_in(node.value) - {name}
     reach, grown = set(targets), True
     while grown:
         grown = False
