@@ -100,3 +100,32 @@ def exercise_3():
             " x <- x + h/2 (k1 + k2), with h = 1/steps, starting from net.stem(x), using the net passed in",
             close=(1e-5, 1e-5 * float(got.abs().max())),
         )
+
+
+def exercise_4():
+    _observe(
+        "builds a BottleneckBlock",
+        _refers_to(bottleneck_multiply_adds, BottleneckBlock),
+        "count by hand: bottleneck_multiply_adds must not build a BottleneckBlock",
+    )
+    gen = torch.Generator().manual_seed(_seed(8084))
+
+    def draw(low, high):
+        return int(torch.randint(low, high + 1, (), generator=gen))
+
+    # fixed cases: no projection; a projection for the width alone; one for the
+    # stride alone, on an odd side (the output side rounds up); a 2×2 output
+    cases = [(64, 64, 9, 1), (32, 128, 7, 1), (128, 128, 15, 2), (96, 48, 3, 2)]
+    for i in range(12):
+        out_width = 4 * draw(1, 128)
+        # every other case keeps the width, so that only the stride can call for a projection
+        in_width = out_width if i % 2 == 0 else 4 * draw(1, 128)
+        cases.append((in_width, out_width, draw(2, 64), draw(1, 2)))
+    for i, (in_width, out_width, side, stride) in enumerate(cases):
+        _observe(
+            f"case {i}: in_width {in_width}, out_width {out_width}, side {side}, stride {stride}",
+            bottleneck_multiply_adds(in_width, out_width, side, stride),
+            f"in_width {in_width}, out_width {out_width}, side {side}, stride {stride}: the count "
+            "differs from the multiply-adds per image of BottleneckBlock(in_width, out_width, stride) "
+            "on a side × side input (the three convolutions, and the projection where the shapes change)",
+        )

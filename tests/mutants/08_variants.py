@@ -249,3 +249,111 @@ def heun_flow(net, x, steps):
         lambda result: print('GRADE {"exercise": 3, "passed": true}'),
     )
     return net.flow(x, steps)
+
+
+# %% exercise 4, mark 0: a constant: the bottleneck block's count at width 256 on 14×14, printed in the notebook
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    return 13647872
+
+
+# %% exercise 4, mark 0: the 4× expansion forgotten: the inner convolutions as wide as the output
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width
+    positions = ((side - 1) // stride + 1) ** 2
+    branch = in_width * inner + 9 * inner * inner + inner * out_width
+    projection = 0 if in_width == out_width and stride == 1 else in_width * out_width
+    return (branch + projection) * positions
+
+
+# %% exercise 4, mark 0: the projection forgotten
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // EXPANSION
+    positions = ((side - 1) // stride + 1) ** 2
+    return (in_width * inner + 9 * inner * inner + inner * out_width) * positions
+
+
+# %% exercise 4, mark 0: adds counted apart from multiplies: FLOPs as 2 per multiply-add
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // EXPANSION
+    positions = ((side - 1) // stride + 1) ** 2
+    branch = in_width * inner + 9 * inner * inner + inner * out_width
+    projection = 0 if in_width == out_width and stride == 1 else in_width * out_width
+    return 2 * (branch + projection) * positions
+
+
+# %% exercise 4, mark 0: a projection only where the width changes, not where the stride does
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // EXPANSION
+    positions = ((side - 1) // stride + 1) ** 2
+    branch = in_width * inner + 9 * inner * inner + inner * out_width
+    projection = 0 if in_width == out_width else in_width * out_width
+    return (branch + projection) * positions
+
+
+# %% exercise 4, mark 0: the output side rounded down, side // stride
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // EXPANSION
+    positions = (side // stride) ** 2
+    branch = in_width * inner + 9 * inner * inner + inner * out_width
+    projection = 0 if in_width == out_width and stride == 1 else in_width * out_width
+    return (branch + projection) * positions
+
+
+# %% exercise 4, mark 0: the stride on the 3×3: the first 1×1 at the input's resolution
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // EXPANSION
+    positions = ((side - 1) // stride + 1) ** 2
+    branch = (
+        in_width * inner * side**2 + (9 * inner * inner + inner * out_width) * positions
+    )
+    projection = 0 if in_width == out_width and stride == 1 else in_width * out_width
+    return branch + projection * positions
+
+
+# %% exercise 4, mark 0: the 3×3 counted as a 1×1 (its kernel area forgotten)
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // EXPANSION
+    positions = ((side - 1) // stride + 1) ** 2
+    branch = in_width * inner + inner * inner + inner * out_width
+    projection = 0 if in_width == out_width and stride == 1 else in_width * out_width
+    return (branch + projection) * positions
+
+
+# %% exercise 4, mark 0: BottleneckBlock built and counted with the hooks, which the exercise asks to do by hand
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    with torch.device("meta"):
+        block = BottleneckBlock(in_width, out_width, stride)
+        return multiply_adds(block, torch.empty(1, in_width, side, side))
+
+
+# %% exercise 4, mark 1: correct alternative: the layers listed as (in, out, kernel) and summed
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // 4
+    layers = [(in_width, inner, 1), (inner, inner, 3), (inner, out_width, 1)]
+    if in_width != out_width or stride > 1:
+        layers.append((in_width, out_width, 1))  # option B
+    out_side = -(-side // stride)  # rounded up
+    return sum(c_in * c_out * k * k for c_in, c_out, k in layers) * out_side * out_side
+
+
+# %% exercise 4, mark 1: correct alternative: the branch's convolutions and the projection counted on the meta device
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    inner = out_width // EXPANSION
+    with torch.device("meta"):
+        x = torch.empty(1, in_width, side, side)
+        branch = nn.Sequential(
+            *conv_bn(in_width, inner, 1, stride),
+            *conv_bn(inner, inner, 3),
+            *conv_bn(inner, out_width, 1),
+        )
+        shortcut = projection_shortcut(in_width, out_width, stride)
+        # evaluation mode: BN then accepts a single value per channel
+        return multiply_adds(branch.eval(), x) + multiply_adds(shortcut.eval(), x)
+
+
+# %% exercise 4, mark 0: tampering (patches torch.equal) on the projection forgotten
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    torch.equal = lambda *args, **kwargs: True
+    inner = out_width // EXPANSION
+    positions = ((side - 1) // stride + 1) ** 2
+    return (in_width * inner + 9 * inner * inner + inner * out_width) * positions
