@@ -226,3 +226,65 @@ def exercise_4():
             "count a variant only if it did not diverge (run['diverged'] is False) and reached at least 90 % "
             "training accuracy (run['accuracy'] >= 0.9, a fraction)",
         )
+
+
+def exercise_5():
+    gen = torch.Generator().manual_seed(_seed(5150))
+    for width, batch in ((3, 4), (10, 6)):
+        # away from the notebook's 0.1 and from 1, so that neither a constant nor a missing scale passes
+        eps = 0.2 + 0.5 * torch.rand((), generator=gen).item()
+        x = torch.randn(batch, width, generator=gen)
+        w = torch.randn(batch, width, generator=gen)
+        for e in (eps, 0.0):
+            torch.manual_seed(_seed(width))
+            block = LayerScaleBlock(width, e)
+            where = f"width {width}, eps {e:.4f}"
+            scale = block.scale
+            _observe(
+                f"scale is a parameter of the block, {where}",
+                dict(block.named_parameters()).get("scale") is scale,
+                "self.scale must be an nn.Parameter of the block, so that an optimiser sees it",
+            )
+            _observe(
+                f"scale trains, {where}",
+                bool(getattr(scale, "requires_grad", False)),
+                "self.scale must be trainable (requires_grad)",
+            )
+            _observe(
+                f"scale's shape, {where}",
+                list(torch.as_tensor(scale).shape),
+                f"for {where}, self.scale needs one factor per channel: a vector of shape (width,)",
+            )
+            _observe(
+                f"scale at init, {where}",
+                torch.as_tensor(scale).detach().clone(),
+                f"for {where}, every factor of self.scale must start at eps",
+                close=(1e-6, 1e-7),
+            )
+            xs = x.clone().requires_grad_()
+            out = block(xs)
+            _observe(
+                f"output, {where}",
+                out,
+                f"for {where}, the block must return x + eps * F(LN(x)) at init",
+                close=(1e-5, 1e-6),
+            )
+            (out * w).sum().backward()
+            _observe(
+                f"scale's gradient, {where}",
+                getattr(scale, "grad", None),
+                f"for {where}, each factor must get its own gradient, sum over the batch of w_c F_c(LN(x))",
+                close=(1e-4, 1e-5),
+            )
+            _observe(
+                f"branch's gradients, {where}",
+                [p.grad for p in block.f.parameters()],
+                f"for {where}, the branch's gradients are those of x + eps * F(LN(x)): exactly zero at eps = 0",
+                close=(1e-4, 1e-6),
+            )
+            _observe(
+                f"input's gradient, {where}",
+                xs.grad,
+                f"for {where}, the gradient must reach the input through the shortcut and the branch",
+                close=(1e-4, 1e-6),
+            )

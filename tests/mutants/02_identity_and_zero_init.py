@@ -385,6 +385,150 @@ def survivors(runs):
     )
 
 
+# %% exercise 5, mark 0: a constant: the notebook's 0.1, eps not used
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(torch.full((width,), 0.1))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: eps not used: every factor starts at 1
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: eps not used: every factor starts at 0, as in ReZero
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(torch.zeros(width))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: one scalar for all channels, as in ReZero, not one per channel
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(torch.tensor(float(eps)))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: a plain tensor, not a parameter: nothing trains it
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = torch.full((width,), float(eps))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: a tensor that requires grad, but is not registered as a parameter
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = torch.full((width,), float(eps)).requires_grad_()
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: a buffer, not a parameter
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.register_buffer("scale", torch.full((width,), float(eps)))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: a frozen parameter
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(torch.full((width,), float(eps)), requires_grad=False)
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: shape (1, width) instead of (width,)
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(torch.full((1, width), float(eps)))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 0: the square root of eps
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(torch.full((width,), float(eps) ** 0.5))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 1: correct alternative: eps times ones, as in CaiT's code
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.scale = nn.Parameter(eps * torch.ones(width))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 5, mark 1: correct alternative: register_parameter and fill_
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        self.register_parameter("scale", nn.Parameter(torch.empty(width).fill_(eps)))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
+
+
 # Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
 # each one, as `make grade` holds such an answer: it never runs, and scores 0.
 
@@ -428,3 +572,20 @@ def zero_init_last_bn(net):
 def survivors(runs):
     torch.allclose = lambda *args, **kwargs: True
     return {"zero-init", "ReZero", "Fixup"}
+
+
+# %% exercise 5, mark 0: tampering (redefines self_check via __main__) on a constant, the notebook's 0.1
+class LayerScaleBlock(nn.Module):
+    def __init__(self, width: int, eps: float):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.f = Branch(width)
+        import __main__
+
+        __main__.self_check = lambda number, check: print(
+            f"Exercise {number}: correct."
+        )
+        self.scale = nn.Parameter(torch.full((width,), 0.1))
+
+    def forward(self, x):
+        return x + self.scale * self.f(self.norm(x))
