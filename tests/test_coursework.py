@@ -226,6 +226,12 @@ PROWLER = [
     import os, socket
     with open(os.path.expanduser("~/rc-sandbox-probe"), "w") as f:
         f.write("the grader's home")
+    for target in {outside!r}:  # the venv, the submissions (earlier grades), temporary folders
+        try:
+            with open(target, "w") as f:
+                f.write("written from the sandbox")
+        except OSError:
+            pass
     try:
         socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
     except OSError:
@@ -236,6 +242,9 @@ PROWLER = [
     for secret in {secrets!r}:
         if os.path.exists(secret):
             return -1
+    # nor the instructor's secret phrase, which `make grade SECRET=...` also puts in MAKEFLAGS
+    if any("instructor's phrase" in value for value in os.environ.values()):
+        return -1
     # and no other process: not the grader's, not the other kernels' (same user: it could signal them)
     if len([p for p in os.listdir("/proc") if p.isdigit()]) > 10:
         return -1
@@ -273,16 +282,27 @@ def prowler(tmp_path_factory):
         str(toy["reference"]),
     ]
     assert all(Path(s).exists() for s in secrets)
+    outside = [
+        str(Path(sys.prefix) / "rc-sandbox-probe.pth"),
+        str(folder / "grades-forged.csv"),
+        str(Path(tempfile.gettempdir()) / "rc-sandbox-probe"),
+        "/var/tmp/rc-sandbox-probe",  # neither emptied nor put back: read-only like the rest
+    ]
     nbformat.write(
         toy_notebook(
             PROWLER[0],
-            PROWLER[1].format(port=port, sibling=sibling, secrets=secrets),
+            PROWLER[1].format(
+                port=port, sibling=sibling, secrets=secrets, outside=outside
+            ),
             *PROWLER[2:],
         ),
         folder / "prowler.ipynb",
     )
     saved = settings.HIDDEN
     settings.HIDDEN = toy["hidden"]
+    monkeypatch = pytest.MonkeyPatch()
+    for name in ("SECRET", "MAKEFLAGS"):
+        monkeypatch.setenv(name, " -- SECRET=the instructor's phrase")
     try:
         rows = grade(
             folder,
@@ -297,8 +317,12 @@ def prowler(tmp_path_factory):
         )
     finally:
         settings.HIDDEN = saved
+        monkeypatch.undo()
         Path(sibling).rmdir()
     (row,) = [r for r in rows if r["student"] == "prowler"]
+    written = [path for path in outside if Path(path).exists()]
+    for path in written:
+        Path(path).unlink()
     try:
         server.accept()
         reached = True
@@ -306,13 +330,14 @@ def prowler(tmp_path_factory):
         reached = False
     finally:
         server.close()
-    return row, reached
+    return row, reached, written
 
 
 def test_the_sandbox_has_no_network_its_own_home_and_a_memory_limit(prowler):
     """Nor a way to the other runs' folders, where the other kernels' sockets are (exercise 1 answers wrong if it
     sees one)."""
-    row, reached_the_grader = prowler
+    row, reached_the_grader, written = prowler
+    assert not written, f"a submission wrote outside its own folder: {written}"
     assert not reached_the_grader, "a submission connected to the grader's loopback"
     assert not (Path.home() / "rc-sandbox-probe").exists(), (
         "a submission wrote into the home folder of the user who grades"
@@ -649,6 +674,27 @@ def test_instructor_page_links_every_student_version():
         ),
         ("    get_ipython().input_transformers_post.append(str)", "uses get_ipython"),
         ("    return 2 * x if _SECRET else x", "reaches the hidden tests' _SECRET"),
+        # a fourth red-team round: the standard library's other ways in, and a library's own way to sys and os
+        (
+            "    import operator\n    return operator.attrgetter('Helper')(m)(x)",
+            "imports operator",
+        ),
+        (
+            "    import timeit\n    return timeit.timeit('x', number=1)",
+            "imports timeit",
+        ),
+        ("    import csv\n    return x", "imports csv"),
+        ("    from itertools import accumulate\n    return x", None),
+        ("    return torch.sys.modules", "reaches torch.sys"),
+        (
+            "    return torch.os.environ['MAKEFLAGS']",
+            ["reaches torch.os", "reaches torch.os.environ"],
+        ),
+        ("    object.__setattr__(m, '_observe', print)", "reaches __setattr__"),
+        (
+            "    return torch.load('answer.pt', weights_only=False)",
+            "unpickles (weights_only=False)",
+        ),
     ],
 )
 def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
@@ -731,6 +777,7 @@ def test_an_answer_that_names_a_forbidden_helper_is_held_wherever_it_names_it():
         "    _real = Helper\n    return _real()",
         "    return builds(x)",
         "    return tool()",  # a name the template binds to it
+        "    return lookup('Helper')(x)",  # a name in a string
     ):
         assert suspicions({1: code}, template, hidden)[1], code
     assert not suspicions({1: "    return unrelated(x)"}, template, hidden)[1]

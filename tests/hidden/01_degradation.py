@@ -41,12 +41,18 @@ def exercise_2():
     block.eval()
     # non-negative, like a ReLU output
     x = torch.rand(32, 16, generator=torch.Generator().manual_seed(_seed(2026))) * 3
+    # what was set is the weights and statistics, not the block's code: they are loaded into a Block of the
+    # notebook's, so an answer that replaces the block's forward (or its modules) does not pass
+    fresh = Block(16, residual=False)
+    fresh.load_state_dict(block.state_dict())
+    fresh.eval()
     with torch.no_grad():
-        out = block(x)
+        out = fresh(x)
     _observe(
         "identity on non-negative inputs",
         out,
-        "the block must return non-negative inputs unchanged",
+        "set the weights and the batch-norm statistics of the block so that it returns non-negative inputs "
+        "unchanged",
         close=(1e-5, 1e-6),
     )
 

@@ -44,11 +44,10 @@ def exercise_1():
         )
 
 
-def _ch03_ratio_band(depth, seed, alpha):
-    """Where a batch's ratio lands for this network: mean +- 6 standard deviations over 100 batches of BATCH
+def _ch03_ratio_band(depth, seed, alpha, k=100):
+    """Where a batch's ratio lands for this network: mean +- 6 standard deviations over k batches of BATCH
     standard normal inputs (an answer's batch is one more draw of them)."""
     net = tanh_stack(depth, residual=True, seed=seed, alpha=alpha)
-    k = 100
     x = torch.randn(
         BATCH * k,
         WIDTH,
@@ -65,41 +64,76 @@ def _ch03_ratio_band(depth, seed, alpha):
     )
 
 
-def _ch03_band_network(depth):
+def _ch03_band_network(depth, wrong_alphas, k):
     """The seed of a network on which the right scaling can be told from the wrong ones: its band excludes 1 (the
-    ratio of unscaled-looking answers and of a constant) and the whole band of alpha = 1/depth; about 85 % of seeds
-    give one, so the first of 20 candidates almost surely does. Only the seed leaves: the bands are gone before the
-    answer runs, so an answer that reads the stack's frames finds none."""
+    ratio of unscaled-looking answers and of a constant) and the whole band of each of `wrong_alphas`; the first of
+    20 candidates almost surely qualifies. Only the seed leaves: the bands are gone before the answer runs, so an
+    answer that reads the stack's frames finds none."""
     for candidate in range(20):
         seed = _seed(100 * depth + candidate)
-        low, high = _ch03_ratio_band(depth, seed, depth**-0.5)
-        wrong_low, wrong_high = _ch03_ratio_band(depth, seed, 1 / depth)
-        if not low < 1 < high and (wrong_high < low or wrong_low > high):
+        low, high = _ch03_ratio_band(depth, seed, depth**-0.5, k)
+        if low < 1 < high:
+            continue
+        if all(
+            wrong_high < low or wrong_low > high
+            for wrong_low, wrong_high in (
+                _ch03_ratio_band(depth, seed, a, k) for a in wrong_alphas
+            )
+        ):
             return seed
     raise RuntimeError(
         f"the hidden test found no network of depth {depth} to grade on: report this to the instructor"
     )
 
 
+# (depth, the batch the answer is graded with, batches in a band, the scalings it must tell apart from 1/sqrt(L)).
+# A batch of 8 (the notebook's BATCH) leaves a band of about +-4 %, wide enough for alpha = 0.9/sqrt(L) or
+# 1/sqrt(L + 1) to land in it; graded with a batch of 512 read from BATCH, the ratio's band is 8 times narrower
+# and both land outside it (at depth 3, the depth off by one moves alpha by 13 %).
+_CH03_CASES = (
+    (3, 512, 40, ("1/L", "0.9", "1.1", "L+1", "L-1")),
+    (20, 512, 40, ("1/L", "0.9", "1.1")),
+    (90, 8, 100, ("1/L",)),
+)
+
+
+def _ch03_wrong_alphas(depth, names):
+    alphas = {
+        "1/L": 1 / depth,
+        "0.9": 0.9 * depth**-0.5,
+        "1.1": 1.1 * depth**-0.5,
+        "L+1": (depth + 1) ** -0.5,
+        "L-1": (depth - 1) ** -0.5,
+    }
+    return [alphas[name] for name in names]
+
+
 def exercise_2():
-    for depth in (20, 90):
-        seed = _ch03_band_network(depth)
-        _observe(
-            f"network at depth {depth}",
-            seed,
-            "the hidden test graded on another network than the reference's",
-        )
-        ratio = float(scaled_input_grad_ratio(depth, seed))
-        _observe(
-            f"ratio at depth {depth}",
-            ratio,
-            f"at depth {depth} the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a batch "
-            "of BATCH standard normal inputs; check alpha, that you backpropagate the sum of the outputs, and that "
-            "you divide the input gradient's norm by the output's",
-            within=_ch03_ratio_band(
-                depth, seed, depth**-0.5
-            ),  # computed after the answer ran
-        )
+    global BATCH
+    notebook_batch = BATCH
+    try:
+        for depth, batch, k, wrong in _CH03_CASES:
+            BATCH = batch  # the answer reads the batch size from BATCH, as the exercise asks
+            seed = _ch03_band_network(depth, _ch03_wrong_alphas(depth, wrong), k)
+            _observe(
+                f"network at depth {depth}",
+                seed,
+                "the hidden test graded on another network than the reference's",
+            )
+            ratio = float(scaled_input_grad_ratio(depth, seed))
+            _observe(
+                f"ratio at depth {depth}",
+                ratio,
+                f"at depth {depth} the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a "
+                "batch of BATCH standard normal inputs; check alpha (1/sqrt(depth), no more, no less), that you "
+                "use BATCH and WIDTH, that you backpropagate the sum of the outputs, and that you divide the input "
+                "gradient's norm by the output's",
+                within=_ch03_ratio_band(
+                    depth, seed, depth**-0.5, k
+                ),  # computed after the answer ran
+            )
+    finally:
+        BATCH = notebook_batch
 
 
 def _ch03_log_gaps(depth, seed, scales):

@@ -72,6 +72,12 @@ def make_identity(block):
     return new
 
 
+# %% exercise 2, mark 0: the block's forward replaced by the identity, no weight or statistic set
+def make_identity(block):
+    block.forward = lambda x: x
+    return block
+
+
 # %% exercise 2, mark 1: correct alternative: gamma and beta absorb the running statistics
 @torch.no_grad()
 def make_identity(block):

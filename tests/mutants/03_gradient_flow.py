@@ -146,6 +146,22 @@ def scaled_input_grad_ratio(depth, seed):
     return x.grad.norm().item() / math.sqrt(BATCH * WIDTH)
 
 
+# %% exercise 2, mark 0: alpha = 0.9 / sqrt(L), a little off
+def scaled_input_grad_ratio(depth, seed):
+    net = tanh_stack(depth, residual=True, seed=seed, alpha=0.9 * depth**-0.5)
+    x = torch.randn(BATCH, WIDTH, requires_grad=True)
+    net(x).sum().backward()
+    return x.grad.norm().item() / math.sqrt(BATCH * WIDTH)
+
+
+# %% exercise 2, mark 0: alpha = 1 / sqrt(L + 1), the depth off by one
+def scaled_input_grad_ratio(depth, seed):
+    net = tanh_stack(depth, residual=True, seed=seed, alpha=(depth + 1) ** -0.5)
+    x = torch.randn(BATCH, WIDTH, requires_grad=True)
+    net(x).sum().backward()
+    return x.grad.norm().item() / math.sqrt(BATCH * WIDTH)
+
+
 # %% exercise 2, mark 1: correct alternative: its own generator, autograd.grad, and the measured output gradient
 def scaled_input_grad_ratio(depth, seed):
     net = tanh_stack(depth, residual=True, seed=seed, alpha=1 / math.sqrt(depth))

@@ -17,10 +17,12 @@ reference's records state. Bad submissions become rows, not crashes. Writes a CS
 
 The kernel runs in a sandbox made with util-linux's `unshare` and `prlimit`: a user and network namespace of its
 own, so it has no network, not even the grader's loopback (kernel and grader talk over Unix sockets instead of
-TCP); a mount namespace in which the other kernels' folders, and so their sockets, are hidden, and the book, the
-submissions and the reference notebook's folder are empty (HIDE_OTHERS); a PID namespace; a throwaway home and
-working folder; no SECRET in its environment; an address-space limit. It can still read and write the other files
-the instructor's user can: run the grader on a machine or in a container that holds nothing else of value. Where user
+TCP); a mount namespace in which everything is read-only but its own folder, and the book, the submissions, the
+reference notebook's folder, the temporary folder (with the other kernels' folders, and so their sockets) and the
+home are empty (HIDE_OTHERS); a PID namespace; a throwaway home and working folder; an environment without the
+instructor's variables (KERNEL_ENVIRONMENT: no SECRET, no MAKEFLAGS); an address-space limit. It can still read the
+other files the instructor's user can: run the grader on a machine or in a container that holds nothing else of
+value. Where user
 namespaces are blocked (many containers), grading stops with a message that says what to do, and `--no-sandbox`
 grades without it.
 """
@@ -293,25 +295,38 @@ def template_of(chapter: str, template: Path | None = None) -> nbformat.Notebook
 # A user namespace (to be allowed the rest, as an unprivileged user) with a network namespace (no interface but a
 # loopback of its own, which is down) and a mount namespace (HIDE_OTHERS).
 NAMESPACES = ["unshare", "--user", "--net", "--map-root-user", "--mount", "--"]
-# In the kernel's mount namespace:
-# - the folder that holds every run's folder (`runs_folder()`) is replaced by an empty one, with only this kernel's
-#   own folder put back: the Unix sockets of the other kernels (other submissions', the reference's), through which
-#   what they print could be read, cannot be reached;
-# - each folder named after it and before `--` (`hidden_folders`: the book, with the instructor notebooks' solutions;
-#   the submissions; the reference's folder) is replaced by an empty one, with the grader's venv put back where it
-#   lies inside one.
+# In the kernel's mount namespace (`sandbox()` passes: the kernel's folder, the folders to keep, --, the folders to
+# empty, --, then the kernel's command):
+# - every mount is read-only, but the kernel's own folder (its home and TMPDIR are in it): an answer cannot change
+#   the venv (a .pth file there would run in the grader), the book, or an earlier run's grades;
+# - the folders to empty (`hidden_folders`: the book, with the instructor notebooks' solutions; the submissions; the
+#   reference's folder; the temporary folder, with every run's folder, so the other kernels' sockets, through which
+#   what they print could be read; the grader's home) are replaced by empty ones, and the kernel's own folder and
+#   the folders to keep (the venv and the Python it is made from) are put back where they lie inside one.
 # The mounts are made in an outer namespace and the kernel runs in an inner one, where they are locked: it cannot
-# unmount them. The inner one also has a PID namespace of its own, so the kernel can see and signal only its own
-# processes, not the grader's or the other kernels' (which run as the same user); --kill-child ends the kernel
-# with the process the grader started.
-HIDE_OTHERS = (
-    'W="$1"; V="$2"; shift 2; mount --bind "$W" /mnt && mount -t tmpfs tmpfs "$(dirname "$W")" && mkdir -p "$W" '
-    '&& mount --bind /mnt "$W" && umount /mnt || exit 1; '
-    'while [ "$1" != -- ]; do case "$V/" in "$1"/*) mount --bind "$V" /mnt && mount -t tmpfs tmpfs "$1" '
-    '&& mkdir -p "$V" && mount --bind /mnt "$V" && umount /mnt ;; *) mount -t tmpfs tmpfs "$1" ;; esac || exit 1; '
-    "shift; done; shift; "
-    'exec unshare --user --map-root-user --mount --pid --fork --kill-child --mount-proc -- "$@"'
-)
+# unmount them or make them writable. The inner one also has a PID namespace of its own, so the kernel can see and
+# signal only its own processes, not the grader's or the other kernels' (which run as the same user);
+# --kill-child ends it, and all it started, with the process the grader started.
+HIDE_OTHERS = r"""
+W="$1"; shift
+mount -t tmpfs tmpfs /mnt && mkdir /mnt/own && mount --bind "$W" /mnt/own || exit 1
+i=0
+while [ "$1" != -- ]; do
+  i=$((i + 1)); mkdir /mnt/$i && mount --bind "$1" /mnt/$i && printf '%s' "$1" > /mnt/$i.path || exit 1; shift
+done; shift
+for m in $(awk '{print $5}' /proc/self/mountinfo); do
+  case "$m" in /mnt|/mnt/*|/proc|/proc/*|/sys|/sys/*|/dev/pts) continue ;; esac
+  mount -o remount,bind,ro "$m" || exit 1
+done
+while [ "$1" != -- ]; do mount -t tmpfs tmpfs "$1" || exit 1; shift; done; shift
+mkdir -p "$W" && mount --bind /mnt/own "$W" || exit 1
+while [ $i -gt 0 ]; do
+  k=$(cat /mnt/$i.path); mkdir -p "$k" 2>/dev/null
+  mount --bind /mnt/$i "$k" && mount -o remount,bind,ro "$k" || exit 1; i=$((i - 1))
+done
+umount -l /mnt
+exec unshare --user --map-root-user --mount --pid --fork --kill-child --mount-proc -- "$@"
+"""
 FOLDER = "{folder}"  # in `sandbox()`'s command: the kernel's own folder
 
 
@@ -356,8 +371,9 @@ def sandbox_problem(command: list = NAMESPACES) -> str | None:
 
 
 def sandbox(memory_gb: float = GRADE_MEMORY_GB, hide: tuple = ()) -> list:
-    """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder); the
-    folders in `hide` are empty inside it (`hidden_folders`)."""
+    """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder): a
+    read-only system in which the folders in `hide` and the temporary folder are empty (HIDE_OTHERS)."""
+    keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
     return [
         *NAMESPACES,
         "sh",
@@ -365,9 +381,9 @@ def sandbox(memory_gb: float = GRADE_MEMORY_GB, hide: tuple = ()) -> list:
         HIDE_OTHERS,
         "sandbox",
         FOLDER,
-        # the venv: put back where a hidden folder holds it
-        str(Path(sys.prefix).resolve()),
-        *map(str, hidden_folders(hide)),
+        *map(str, keep),
+        "--",
+        *map(str, hidden_folders([*hide, tempfile.gettempdir(), Path.home()])),
         "--",
         "prlimit",
         f"--as={int(memory_gb * 2**30)}",
@@ -376,16 +392,10 @@ def sandbox(memory_gb: float = GRADE_MEMORY_GB, hide: tuple = ()) -> list:
 
 
 def hidden_folders(folders) -> list:
-    """The folders to empty in the sandbox: each of `folders` that exists, is not inside another one, and holds
-    neither the runs' folder (the kernel's own is in it) nor the system's Python; the grader's venv is put back."""
-    keep = [runs_folder(), Path(sys.base_prefix).resolve()]
-    found = sorted(
-        {
-            f
-            for f in (Path(f).resolve() for f in folders)
-            if f.is_dir() and not any(k == f or f in k.parents for k in keep)
-        }
-    )
+    """The folders to empty in the sandbox: each of `folders` that is a folder, is not the root, and is not inside
+    another one (the kernel's own folder and the venv are put back)."""
+    found = {Path(f).resolve() for f in folders}
+    found = sorted(f for f in found if f.is_dir() and f != Path("/"))
     return [f for f in found if not any(g in f.parents for g in found)]
 
 
@@ -428,10 +438,8 @@ def execute(nb, timeout: int, workdir: Path, kernel: dict) -> list:
         resources={"metadata": {"path": str(workdir)}},
         **kernel,
     )
-    # the kernel gets no SECRET (make grade hands it to the grader in the environment), only the number made from it
-    env = {k: v for k, v in os.environ.items() if k != "SECRET"}
     try:
-        client.execute(env={**env, "HOME": str(home)})
+        client.execute(env=kernel_environment(home))
     except Exception as err:  # the kernel died, or could not start
         why = (
             str(err)[:120]
@@ -439,6 +447,21 @@ def execute(nb, timeout: int, workdir: Path, kernel: dict) -> list:
         )
         return [f"execution stopped: {type(err).__name__}: {why}"]
     return []
+
+
+# What a kernel's environment keeps of the grader's: what programs need to run and the book's own settings. Not
+# SECRET (the kernel gets only the number made from it), nor MAKEFLAGS (where `make grade SECRET=...` puts it too),
+# nor anything else of the instructor's.
+KERNEL_ENVIRONMENT = re.compile(
+    r"PATH|LANG|TZ|LC_\w+|RC_\w+|MPLBACKEND|OMP_NUM_THREADS|MKL_NUM_THREADS|PYTHONHASHSEED|LD_LIBRARY_PATH"
+)
+
+
+def kernel_environment(home: Path) -> dict:
+    """The environment a graded kernel starts with: KERNEL_ENVIRONMENT's variables, a home and a TMPDIR of its own."""
+    (home / "tmp").mkdir(exist_ok=True)
+    kept = {k: v for k, v in os.environ.items() if KERNEL_ENVIRONMENT.fullmatch(k)}
+    return {**kept, "HOME": str(home), "TMPDIR": str(home / "tmp")}
 
 
 def instructor_notebook(chapter: str) -> Path:

@@ -56,6 +56,42 @@ FORBIDDEN_MODULES = {
     "contextlib",
     "io",
 }
+# What an answer may import: the numerical libraries and the plain standard modules an exercise needs. Anything
+# else is held for a person to read: the standard library has many more ways to run code from a string or to reach
+# the interpreter (timeit, operator.attrgetter, pdb, threading, ...) than a list of forbidden ones would keep up with.
+ALLOWED_IMPORTS = {
+    "math",
+    "cmath",
+    "numpy",
+    "torch",
+    "fractions",
+    "decimal",
+    "numbers",
+    "itertools",
+    "functools",
+    "collections",
+    "statistics",
+    "random",
+    "copy",
+    "heapq",
+    "bisect",
+    "dataclasses",
+    "typing",
+    "string",
+    "time",
+    "re",
+    "matplotlib",
+    "sklearn",
+    "scipy",
+}
+# Attributes through which a library hands over the interpreter's own modules (`torch.sys`, `np.os`), the
+# environment, or code built from a string.
+GATEWAYS = FORBIDDEN_MODULES | {
+    "environ",
+    "cpp_extension",
+    "load_inline",
+    "package",
+}
 FORBIDDEN_NAMES = {
     "__import__",
     "get_ipython",
@@ -96,6 +132,14 @@ DUNDERS = {
     "__mro__",
     "__bases__",
     "__base__",
+    # `object.__setattr__(module, ...)`, pickling hooks
+    "__setattr__",
+    "__delattr__",
+    "__getattribute__",
+    "__reduce__",
+    "__reduce_ex__",
+    "__loader__",
+    "__spec__",
 }
 # Ways into the stack's frames, where a hidden test's own variables live while the answer runs.
 FRAMES = {
@@ -345,7 +389,7 @@ def scan(code: str, modules: set) -> list:
                 else [node.module or ""]
             )
             reasons += [
-                f"imports {m}" for m in mods if m.split(".")[0] in FORBIDDEN_MODULES
+                f"imports {m}" for m in mods if m.split(".")[0] not in ALLOWED_IMPORTS
             ]
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
             reasons.append(f"uses {node.id}")
@@ -371,6 +415,13 @@ def scan(code: str, modules: set) -> list:
             and "GRADE " in node.value
         ):
             reasons.append("writes what looks like the grader's result line")
+        elif isinstance(node, ast.Attribute) and node.attr in GATEWAYS:
+            reasons.append(f"reaches {ast.unparse(node)}")
+        elif isinstance(node, ast.keyword) and (node.arg, _constant(node.value)) in {
+            ("weights_only", False),
+            ("allow_pickle", True),
+        }:  # unpickling runs code the file names
+            reasons.append(f"unpickles ({node.arg}={_constant(node.value)})")
         elif isinstance(node, ast.Attribute) and node.attr in DUNDERS:
             reasons.append(f"reaches {node.attr}")
         elif isinstance(node, ast.Attribute) and node.attr in FRAMES:
@@ -424,6 +475,10 @@ def scan(code: str, modules: set) -> list:
     return sorted(set(reasons))
 
 
+def _constant(node):
+    return node.value if isinstance(node, ast.Constant) else None
+
+
 def forbidden_helpers(hidden_source: str) -> dict:
     """{exercise number: the names of the helpers its hidden test forbids}, read from each `_refers_to(answer,
     Helper)` in `exercise_N`."""
@@ -468,13 +523,19 @@ def reaching(template, targets: set) -> set:
     return reach
 
 
-def names_in(tree) -> set:
+def names_in(tree, strings: bool = False) -> set:
     """Every name and attribute name a syntax tree mentions (a default argument, a class attribute, a
-    `functools.partial(...)` and an alias all mention the name they use)."""
+    `functools.partial(...)` and an alias all mention the name they use); with `strings`, every word of its strings
+    too (an answer can look a name up by a string; a template's docstrings only talk about names)."""
     return {
         node.id if isinstance(node, ast.Name) else node.attr
         for node in ast.walk(tree)
         if isinstance(node, (ast.Name, ast.Attribute))
+    } | {
+        word
+        for node in ast.walk(tree)
+        if strings and isinstance(node, ast.Constant) and isinstance(node.value, str)
+        for word in re.findall(r"[A-Za-z_]\w*", node.value)
     }
 
 
@@ -486,5 +547,5 @@ def uses_forbidden(code: str, forbidden: set) -> list:
         return []  # `scan` holds what cannot be read
     return [
         f"uses {name}, which the exercise asks you to do without"
-        for name in sorted(names_in(tree) & forbidden)
+        for name in sorted(names_in(tree, strings=True) & forbidden)
     ]
