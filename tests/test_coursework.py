@@ -650,14 +650,20 @@ def test_instructor_page_links_every_student_version():
             "defines __eq__",
         ),
         ("def print(*args):\n    pass", "rebinds the builtin print"),
-        ("    return getattr(f, '__glob' + 'als__')['Helper']", "calls getattr on f"),
+        (
+            "    return getattr(f, '__glob' + 'als__')['Helper']",
+            ["calls getattr on f", "has a string with a double underscore"],
+        ),
         ("    return getattr(block, 'alpha')", None),
         (
             "    return type(net.blocks[0].shortcut)(8, 16)(x)",
             "calls type() on an object",
         ),
         ("    return [m for m in net.modules() if type(m) is Block]", None),
-        ("    return sys.modules['__main__'].Helper", "uses sys"),
+        (
+            "    return sys.modules['__main__'].Helper",
+            ["has a string with a double underscore", "uses sys"],
+        ),
         ("    return pickle.loads(b'c__main__\\nHelper\\n.')", "uses pickle"),
         (
             "    return _ch04_lesion_errors(a, b, c, True)[i]",
@@ -695,6 +701,12 @@ def test_instructor_page_links_every_student_version():
             "    return torch.load('answer.pt', weights_only=False)",
             "unpickles (weights_only=False)",
         ),
+        # a fifth: reflection passed on, modules that evaluate strings, a library's private parts
+        ("    look = getattr\n    return look(f, 'x')", "passes getattr on"),
+        ("    return list(map(getattr, [f], ['x']))", "passes getattr on"),
+        ("    import typing\n    return typing.get_type_hints(f)", "imports typing"),
+        ("    return np._core", "reaches np._core"),
+        ("    return torch.hub.load('.', 'x', source='local')", "reaches torch.hub"),
     ],
 )
 def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):

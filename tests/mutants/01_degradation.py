@@ -26,6 +26,16 @@ def generalization_gap(run):
     return run["test"][1] - run["train"][1]
 
 
+# %% exercise 1, mark 0: the best epochs' errors, not the final ones
+def generalization_gap(run):
+    return min(run["test"]) - min(run["train"])
+
+
+# %% exercise 1, mark 0: the size of the gap, never negative
+def generalization_gap(run):
+    return abs(run["test"][-1] - run["train"][-1])
+
+
 # %% exercise 1, mark 1: correct alternative: unpack the final errors
 def generalization_gap(run):
     *_, test = run["test"]
@@ -75,6 +85,20 @@ def make_identity(block):
 # %% exercise 2, mark 0: the block's forward replaced by the identity, no weight or statistic set
 def make_identity(block):
     block.forward = lambda x: x
+    return block
+
+
+# %% exercise 2, mark 0: BatchNorm's eps left out (running_var set to 1)
+@torch.no_grad()
+def make_identity(block):
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+        elif isinstance(m, nn.BatchNorm1d):
+            m.weight.fill_(1.0)
+            m.bias.zero_()
+            m.running_mean.zero_()
+            m.running_var.fill_(1.0)
     return block
 
 

@@ -616,10 +616,12 @@ def score(run: dict, reference: dict) -> dict:
     )
     # a passed exercise whose own self-check said it is wrong: an answer that may have talked its way past the
     # hidden test, or a self-check that is too strict; either way a person should read it
+    # (or not done: an answer that behaves one way while the notebook runs and another in the hidden test)
     disagreements = [
-        f"exercise {n}: passed, but its self-check said it is not yet right"
+        f"exercise {n}: passed, but its self-check said it is {said}"
         for n in numbers
-        if row[f"exercise_{n}"] and f"Exercise {n}: not yet right" in run["self_checks"]
+        for said in ("not yet right", "not done yet")
+        if row[f"exercise_{n}"] and f"Exercise {n}: {said}" in run["self_checks"]
     ]
     flags = "; ".join(part for part in [run["flags"], *disagreements] if part)
     row.update(notes=run["notes"], flags=flags, self_checks=run["self_checks"])

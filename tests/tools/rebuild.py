@@ -75,9 +75,6 @@ ALLOWED_IMPORTS = {
     "copy",
     "heapq",
     "bisect",
-    "dataclasses",
-    "typing",
-    "string",
     "time",
     "re",
     "matplotlib",
@@ -90,7 +87,15 @@ GATEWAYS = FORBIDDEN_MODULES | {
     "environ",
     "cpp_extension",
     "load_inline",
+    "load_library",
     "package",
+    "hub",
+    "ctypeslib",
+    "f2py",
+    "fx",
+    "multiprocessing",
+    "rcParams",
+    "use",  # matplotlib.use('module://...') imports a module by name
 }
 FORBIDDEN_NAMES = {
     "__import__",
@@ -381,6 +386,11 @@ def scan(code: str, modules: set) -> list:
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and node.attr in {"__name__", "__qualname__"}
     }
+    called = {
+        id(node.func)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = (
@@ -415,6 +425,19 @@ def scan(code: str, modules: set) -> list:
             and "GRADE " in node.value
         ):
             reasons.append("writes what looks like the grader's result line")
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and "__" in node.value
+        ):  # "__glo" + "bals__", "0.__globals__[...]": the first step of a walk through dunders by string
+            reasons.append("has a string with a double underscore")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and root_name(node) in modules
+        ):  # a library's private parts (torch._dynamo, np._core)
+            reasons.append(f"reaches {ast.unparse(node)}")
         elif isinstance(node, ast.Attribute) and node.attr in GATEWAYS:
             reasons.append(f"reaches {ast.unparse(node)}")
         elif isinstance(node, ast.keyword) and (node.arg, _constant(node.value)) in {
@@ -437,6 +460,12 @@ def scan(code: str, modules: set) -> list:
             and node.name in LYING_METHODS
         ):
             reasons.append(f"defines {node.name}")
+        elif (
+            isinstance(node, ast.Name)
+            and node.id in REFLECTION
+            and id(node) not in called
+        ):  # `look = getattr`, `map(getattr, ...)`, `partial(getattr, f)`: passed on, out of the scan's sight
+            reasons.append(f"passes {node.id} on")
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
