@@ -270,7 +270,8 @@ def exercise_5():
             f"{where}: a kept row is the branch's row divided by 1 - rate",
             close=(1e-5, 0),
         )
-        (out * weights).sum().backward()
+        if out.requires_grad:  # else no gradient reaches the branch: x.grad stays None
+            (out * weights).sum().backward()
         grad = x.grad
         _observe(
             f"case {case}: gradient",
