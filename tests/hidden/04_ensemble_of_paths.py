@@ -195,3 +195,109 @@ def exercise_4():
             " by zeros (the block's ReLU kept), on a network whose blocks need not receive ReLU outputs",
             close=(0, 1e-6),
         )
+
+
+def _ch04_drop_rates(gen, count):
+    """`count` drop rates from `gen`, half in [0.1, 0.35] and half in [0.65, 0.9]: never near 0.5, where keeping a
+    row with probability r instead of 1 - r would look the same."""
+    rates = []
+    for i in range(count):
+        low = 0.1 if i % 2 == 0 else 0.65
+        rates.append(round(low + 0.25 * float(torch.rand((), generator=gen)), 4))
+    return rates
+
+
+def exercise_5():
+    """Runs `drop_path` on batches of its own, in training and at test time, and observes its outputs, the share of
+    rows it keeps, how it scales them, and the gradient it lets through."""
+    gen = torch.Generator().manual_seed(_seed(4050))
+    rows = 4000  # enough rows that the share kept pins 1 - rate down to a few percent
+    for case, rate in enumerate(_ch04_drop_rates(gen, 4)):
+        width = int(torch.randint(3, 9, (), generator=gen))
+        small = torch.randn(5, width, generator=gen)
+        branch = torch.randn(rows, width, generator=gen)
+        weights = torch.randn(rows, width, generator=gen)
+        where = f"drop_path(branch, {rate}, training=False) on a batch of 5 rows of {width} features"
+        at_test = [drop_path(small.clone(), rate, False) for _ in range(2)]
+        _observe(
+            f"case {case}: test time",
+            at_test[0],
+            f"{where}: at test time the branch output passes unchanged",
+            close=(1e-6, 1e-7),
+        )
+        _observe(
+            f"case {case}: test time, twice",
+            bool(torch.equal(at_test[0], at_test[1])),
+            f"{where}, called twice: at test time nothing is random",
+        )
+        where = f"drop_path(branch, {rate}, training=True) on a batch of {rows} rows of {width} features"
+        x = branch.clone().requires_grad_(True)
+        out = drop_path(x, rate, True)
+        again = drop_path(branch.clone(), rate, True)
+        _observe(
+            f"case {case}: shape",
+            list(out.shape),
+            f"{where}: the output has the branch's shape",
+        )
+        dropped = (out == 0).all(1)
+        partly = ((out == 0).any(1) & ~dropped).sum().item()
+        _observe(
+            f"case {case}: rows partly zeroed",
+            int(partly),
+            f"{where}: each row is kept whole or zeroed whole (one draw per example, not per entry)",
+        )
+        _observe(
+            f"case {case}: some rows kept and some dropped",
+            bool(0 < dropped.sum().item() < rows),
+            f"{where}: each example draws for itself, so one batch has both kept and dropped rows"
+            " (one draw per row, not one for the whole batch)",
+        )
+        _observe(
+            f"case {case}: a fresh draw each call",
+            bool(not torch.equal(out.detach(), again.detach())),
+            f"{where}, called twice: every call draws afresh from torch's random generator",
+        )
+        _observe(
+            f"case {case}: branch left unchanged",
+            bool(torch.equal(x.detach(), branch)),
+            f"{where}: leave the tensor passed in unchanged (no in-place operation)",
+        )
+        kept = ~dropped
+        scale = (out[kept] / x[kept]).detach()
+        _observe(
+            f"case {case}: scale of the kept rows",
+            [float(scale.min()), float(scale.max())] if kept.any() else None,
+            f"{where}: a kept row is the branch's row divided by 1 - rate",
+            close=(1e-5, 0),
+        )
+        if out.requires_grad:  # else no gradient reaches the branch: x.grad stays None
+            (out * weights).sum().backward()
+        grad = x.grad
+        _observe(
+            f"case {case}: gradient",
+            None
+            if grad is None
+            else [
+                float(grad[dropped].abs().max()) if dropped.any() else 0.0,
+                float((grad[kept] / weights[kept]).mean()) if kept.any() else None,
+            ],
+            f"{where}: the gradient reaches the kept rows, scaled as they are, and no dropped row",
+            close=(1e-5, 1e-6),
+        )
+        share = kept.float().mean().item()
+        spread = 6 * math.sqrt(
+            rate * (1 - rate) / rows
+        )  # six standard deviations of the share kept
+        _observe(
+            f"case {case}: share of rows kept",
+            share,
+            f"{where}: each row is kept with probability 1 - rate",
+            within=(1 - rate - spread, 1 - rate + spread),
+        )
+    small = torch.randn(5, 4, generator=gen)
+    _observe(
+        "rate 0 in training",
+        drop_path(small.clone(), 0.0, True),
+        "drop_path(branch, 0.0, training=True): at rate 0 nothing is dropped and nothing is scaled",
+        close=(1e-6, 1e-7),
+    )

@@ -263,6 +263,83 @@ def branch_deleted_error(i):
     return 100 * wrong / len(y_test)
 
 
+# %% exercise 5, mark 0: a constant: every branch zeroed
+def drop_path(branch, rate, training):
+    return torch.zeros_like(branch)
+
+
+# %% exercise 5, mark 0: nothing dropped: the branch always passes unchanged
+def drop_path(branch, rate, training):
+    return branch
+
+
+# %% exercise 5, mark 0: no rescaling: kept rows not divided by 1 - rate
+def drop_path(branch, rate, training):
+    if not training:
+        return branch
+    return branch * (torch.rand(len(branch), 1) < 1 - rate).to(branch.dtype)
+
+
+# %% exercise 5, mark 0: one draw for the whole batch (the paper's per-batch rule), not one per example
+def drop_path(branch, rate, training):
+    if not training or rate == 0:
+        return branch
+    keep = float(torch.rand(()) < 1 - rate)
+    return branch * keep / (1 - rate)
+
+
+# %% exercise 5, mark 0: kept with probability rate instead of 1 - rate
+def drop_path(branch, rate, training):
+    if not training or rate == 0:
+        return branch
+    keep = (torch.rand(len(branch), 1) < rate).to(branch.dtype)
+    return branch * keep / (1 - rate)
+
+
+# %% exercise 5, mark 0: the paper's scaling instead: unscaled in training, times 1 - rate at test time
+def drop_path(branch, rate, training):
+    if not training:
+        return branch * (1 - rate)
+    return branch * (torch.rand(len(branch), 1) < 1 - rate).to(branch.dtype)
+
+
+# %% exercise 5, mark 0: dropout: one draw per entry, not per example
+def drop_path(branch, rate, training):
+    return F.dropout(branch, rate, training)
+
+
+# %% exercise 5, mark 0: the branch detached: no gradient reaches it
+def drop_path(branch, rate, training):
+    if not training or rate == 0:
+        return branch
+    keep = (torch.rand(len(branch), 1) < 1 - rate).to(branch.dtype)
+    return branch.detach() * keep / (1 - rate)
+
+
+# %% exercise 5, mark 0: in place: the branch passed in is overwritten
+def drop_path(branch, rate, training):
+    if not training or rate == 0:
+        return branch
+    keep = (torch.rand(len(branch), 1) < 1 - rate).to(branch.dtype)
+    with torch.no_grad():
+        branch.mul_(keep / (1 - rate))
+    return branch
+
+
+# %% exercise 5, mark 1: correct alternative: torch.bernoulli
+def drop_path(branch, rate, training):
+    if not training:
+        return branch
+    keep = torch.bernoulli(torch.full((branch.shape[0], 1), 1.0 - rate))
+    return branch * keep / (1.0 - rate)
+
+
+# %% exercise 5, mark 1: correct alternative: dropout applied to a column of ones
+def drop_path(branch, rate, training):
+    mask = F.dropout(torch.ones(branch.shape[0], 1), p=rate, training=training)
+    return branch * mask
+
+
 # Tampering: a wrong answer with code that would fool hidden tests run in the student's kernel. The scan holds
 # each one, as `make grade` holds such an answer: it never runs, and scores 0.
 
@@ -294,3 +371,11 @@ def branch_deleted_error(i):
         lambda result: print('GRADE {"exercise": 4, "passed": true}'),
     )
     return res_single[i]
+
+
+# %% exercise 5, mark 0: tampering (patches torch.equal, which the self-check compares with) on no rescaling
+def drop_path(branch, rate, training):
+    torch.equal = lambda *args, **kwargs: True
+    if not training:
+        return branch
+    return branch * (torch.rand(len(branch), 1) < 1 - rate).to(branch.dtype)
