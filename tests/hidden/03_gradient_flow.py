@@ -64,11 +64,23 @@ def _ch03_ratio_band(depth, seed, alpha, k=100):
     )
 
 
+# The networks chosen so far, {(depth, the secret's first seed): seed}: the choice does not depend on the answer, and
+# the grader of the mutants calls this test once per mutant. Only seeds, which the answer is passed anyway.
+_CH03_NETWORKS = {}
+
+
 def _ch03_band_network(depth, wrong_alphas, k):
     """The seed of a network on which the right scaling can be told from the wrong ones: its band excludes 1 (the
     ratio of unscaled-looking answers and of a constant) and the whole band of each of `wrong_alphas`; the first of
     20 candidates almost surely qualifies. Only the seed leaves: the bands are gone before the answer runs, so an
     answer that reads the stack's frames finds none."""
+    key = (depth, _seed(0))
+    if key not in _CH03_NETWORKS:
+        _CH03_NETWORKS[key] = _ch03_choose_network(depth, wrong_alphas, k)
+    return _CH03_NETWORKS[key]
+
+
+def _ch03_choose_network(depth, wrong_alphas, k):
     for candidate in range(20):
         seed = _seed(100 * depth + candidate)
         low, high = _ch03_ratio_band(depth, seed, depth**-0.5, k)

@@ -416,7 +416,7 @@ def scan(code: str, modules: set) -> list:
                 f"uses {node.id}"
             )  # the template's own `sys` or `os`, no import needed
         elif isinstance(node, ast.Name) and (
-            node.id in HIDDEN_NAMES or re.match(r"_ch\d\d_", node.id)
+            node.id in HIDDEN_NAMES or re.match(r"_ch\d\d_", node.id, re.I)
         ):  # the chapters' own hidden helpers are named _chNN_...
             reasons.append(f"reaches the hidden tests' {node.id}")
         elif (
