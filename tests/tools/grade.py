@@ -654,6 +654,12 @@ def run_all(
             raise SystemExit(NO_SANDBOX_HELP.format(why=why))
         # the book (the instructor notebooks hold the solutions), the submissions, the reference's folder
         sandboxed = sandbox(memory_gb, (settings.ROOT, submissions, reference.parent))
+        # the whole sandbox once, mounts and all, so that a system that cannot make it stops here with a message,
+        # not with every submission's kernel dying
+        with tempfile.TemporaryDirectory(dir=runs_folder()) as probe:
+            command = [probe if part == FOLDER else part for part in sandboxed]
+            if why := sandbox_problem(command):
+                raise SystemExit(NO_SANDBOX_HELP.format(why=why))
     n = len(paths)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         expected = pool.submit(
