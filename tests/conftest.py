@@ -1,5 +1,6 @@
 """Shared helpers for the book's tests; paths and settings come from tests/tools/settings.py."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -61,9 +62,11 @@ BROWSER_THEMES = {"light", "dark", "phone"}
 def pytest_xdist_make_scheduler(config, log):
     """`make test` and `make browser` run on two workers with --dist loadscope. A notebook's nbval cells share one
     kernel, so each notebook stays one unit of work. In the browser test a page is the unit: every check of one page
-    runs on the worker that opened it (each worker keeps the pages it opened), light, dark and phone alike. Every
-    other parametrised test (one chapter's papermill run, its student copy's graded run) becomes a unit of its own,
-    so that the eight runs of one test function spread over both workers instead of queueing on one."""
+    runs on the worker that opened it (each worker keeps the pages it opened), light, dark and phone alike. A test
+    parametrised by chapter (one chapter's papermill run, its student copy's graded run) is a unit per chapter, so
+    that the runs of one test function spread over both workers instead of queueing on one. Every other parametrised
+    test is one unit, so that a module fixture its cases share (a grading of toy submissions) is made once, not on
+    each worker."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -75,8 +78,11 @@ def pytest_xdist_make_scheduler(config, log):
             if "test_browser.py::" in nodeid and nodeid.endswith("]"):
                 params = nodeid[nodeid.index("[") + 1 : -1].split("-")
                 return "page " + next(p for p in params if p not in BROWSER_THEMES)
-            if nodeid.endswith("]"):
-                return nodeid
+            if nodeid.endswith("]") and "[" in nodeid:
+                test, params = nodeid[:-1].split("[", 1)
+                if re.match(r"\d\d_", params):  # one chapter's run
+                    return nodeid
+                return test
             return super()._split_scope(nodeid)
 
     return NotebookScopes(config, log)

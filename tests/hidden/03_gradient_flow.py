@@ -148,19 +148,33 @@ def exercise_2():
         BATCH = notebook_batch
 
 
-def _ch03_log_gaps(depth, seed, scales):
-    """{scale: |log10(input gradient / output gradient)|} of the plain stack."""
-    gaps = {}
+def _ch03_ratios(depth, seed, scales):
+    """{scale: input gradient / output gradient} of the plain stack."""
+    ratios = {}
     for s in scales:
         grads = layer_norms(depth, False, s, seed)[1]
-        gaps[s] = abs(math.log10(grads[0] / grads[-1]))
-    return gaps
+        ratios[s] = grads[0] / grads[-1]
+    return ratios
+
+
+def _ch03_log_gaps(depth, seed, scales):
+    """{scale: |log10(input gradient / output gradient)|} of the plain stack."""
+    return {s: abs(math.log10(r)) for s, r in _ch03_ratios(depth, seed, scales).items()}
 
 
 def _ch03_scale_network(depth, scales):
-    """The seed of a network whose closest scale tells the search from shortcuts: it differs from the closest scale
-    at the notebook's depth (LAYER_DEPTH, same seed), is not on a coarser grid of steps of 0.5, and is not 2.3, the
-    notebook's printed answer (about half of all seeds qualify). Only the seed leaves, as in _ch03_band_network."""
+    """The seed of a network whose closest scale tells the search from shortcuts, chosen once per depth and secret
+    (kept in _CH03_NETWORKS, as for exercise 2)."""
+    key = ("edge", depth, _seed(0))
+    if key not in _CH03_NETWORKS:
+        _CH03_NETWORKS[key] = _ch03_choose_scale_network(depth, scales)
+    return _CH03_NETWORKS[key]
+
+
+def _ch03_choose_scale_network(depth, scales):
+    """The first candidate whose closest scale differs from the closest scale at the notebook's depth (LAYER_DEPTH,
+    same seed), is not on a coarser grid of steps of 0.5, and is not 2.3, the notebook's printed answer (about half
+    of all seeds qualify)."""
     for candidate in range(30):
         seed = _seed(100 * depth + candidate)
         best = min(scales, key=_ch03_log_gaps(depth, seed, scales).get)
@@ -174,8 +188,47 @@ def _ch03_scale_network(depth, scales):
     )
 
 
+# A stand-in for layer_norms, for exercise 3: the plain stack's gradient ratio, input over output, is 0.55 one step
+# below the edge and 1.7 at it, a factor 1.7 / 0.55 per step of 0.1. On a log scale the edge is closest to 1
+# (|log10| 0.23 against 0.26); on a linear scale the step below it is (|ratio - 1| 0.45 against 0.7), and within a
+# factor 10, two steps below it already is. Its residual stack, its activations and any other depth have their
+# edges elsewhere. Real stacks are too smooth in the scale to tell |log ratio| from |ratio - 1| on most seeds.
+_CH03_EDGES = (1.3, 1.4, 1.6, 1.7, 1.8, 1.9, 2.1, 2.2, 2.4)
+_CH03_STAND_IN_DEPTH = 50
+
+
+def _ch03_stand_in(edge):
+    def layer_norms(depth, residual, init_scale, seed, init="default"):
+        at = edge
+        if depth != _CH03_STAND_IN_DEPTH:
+            at += 0.3 if edge < 2 else -0.3
+        if residual:
+            at += 0.5 if edge < 1.5 else -0.2
+        ratio = 1.7 * (1.7 / 0.55) ** ((float(init_scale) - at) / 0.1)
+        grads = ratio ** (1 - np.arange(depth + 1) / depth)
+        return np.ones(depth + 1), grads, np.ones(depth + 1)
+
+    return layer_norms
+
+
 def exercise_3():
+    global layer_norms
     scales = [round(1.0 + 0.1 * k, 1) for k in range(21)]
+    edge = _CH03_EDGES[_seed(3) % len(_CH03_EDGES)]
+    notebook_layer_norms = layer_norms
+    layer_norms = _ch03_stand_in(edge)
+    try:
+        scale = float(critical_scale(_CH03_STAND_IN_DEPTH, _seed(4)))
+    finally:
+        layer_norms = notebook_layer_norms
+    _observe(
+        "scale on a stand-in stack",
+        scale,
+        "on a stack whose gradient ratio (input over output) is 0.55 one scale below its edge and 1.7 at the edge, "
+        "the answer did not return the edge: compare the gradients on a log scale (|log ratio|, not |ratio - 1|), "
+        "and call the notebook's layer_norms inside critical_scale, with the depth and seed it is given",
+        one_of=[edge],
+    )
     for depth in (20, 70):
         seed = _ch03_scale_network(depth, scales)
         _observe(
