@@ -973,9 +973,18 @@ def test_only_the_reference_says_how_an_answer_is_judged():
             "def answer(x):\n    def nested(y):\n        return helper(y)\n    return nested(x)",
             True,
         ),
+        (
+            "import functools\n@functools.lru_cache\ndef answer(x):\n    return helper(x)",
+            True,
+        ),
+        (
+            "import torch\n@torch.no_grad()\ndef answer(x):\n    return helper(x)",
+            True,
+        ),
+        ("import torch\n@torch.no_grad()\ndef answer(x):\n    return x", False),
     ],
 )
-def test_refers_to_sees_a_forbidden_helper_through_aliases_and_nested_functions(
+def test_refers_to_sees_a_forbidden_helper_through_aliases_nested_functions_and_decorators(
     code, uses
 ):
     from grade import COMMON

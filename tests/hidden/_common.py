@@ -78,8 +78,8 @@ def _observe(key, value, why, close=None, within=None, one_of=None):
 
 
 def _refers_to(fn, target) -> bool:
-    """Whether `fn`, a function it defines inside, or a function of the notebook it names, refers to `target` by
-    any name (an alias too)."""
+    """Whether `fn`, a function it defines inside, a function it wraps, or a function of the notebook it names,
+    refers to `target` by any name (an alias too)."""
     import types
 
     seen, todo = set(), [fn]
@@ -88,6 +88,9 @@ def _refers_to(fn, target) -> bool:
         if id(f) in seen:
             continue
         seen.add(id(f))
+        # a function under a decorator made with functools.wraps (torch.no_grad(), lru_cache, ...)
+        if callable(getattr(f, "__wrapped__", None)):
+            todo.append(f.__wrapped__)
         codes = [f.__code__] if hasattr(f, "__code__") else []
         while codes:
             code = codes.pop()
