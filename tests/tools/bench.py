@@ -75,6 +75,12 @@ def write_table(table: str, stamp: str) -> None:
     )
 
 
+def table_of(rows: list) -> str:
+    return "\n".join(
+        ["| what | wall s | budget s | verdict |", "| --- | --- | --- | --- |", *rows]
+    )
+
+
 def write_map_times(seconds: dict) -> None:
     """Set the last cell of each notebook's row in the front page's map to its measured time."""
     lines = INTRO.read_text().splitlines(keepends=True)
@@ -110,6 +116,12 @@ def main(notebooks: list, ci: bool = False) -> int:
         print(rows[-1], flush=True)
     one_pass = sum(seconds.values()) / 2
     rows.append(f"| one pass: every chapter once, two at a time | {one_pass:.1f} | | |")
+    # the notebooks' rows go on the page before the book is built: the site's test asks for every chapter's row
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+    stamp = f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine})."
+    write_table(table_of(rows), stamp)
+    write_map_times(seconds)
+    write_title_times(seconds, notebooks)
     clear_build()
     for kind in ("cold", "warm"):
         rows.append(row(f"`make book`, {kind}", time_make("book"), BOOK_BUDGETS[kind]))
@@ -127,15 +139,8 @@ def main(notebooks: list, ci: bool = False) -> int:
             )
         )
         print(rows[-1], flush=True)
-    table = "\n".join(
-        ["| what | wall s | budget s | verdict |", "| --- | --- | --- | --- |", *rows]
-    )
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
-    write_table(
-        table, f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine})."
-    )
-    write_map_times(seconds)
-    write_title_times(seconds, notebooks)
+    table = table_of(rows)
+    write_table(table, stamp)
     print("\n" + table)
     return 0 if "OVER BUDGET" not in table else 1
 
