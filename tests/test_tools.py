@@ -115,6 +115,18 @@ def test_bench_refuses_a_page_without_markers(tmp_path, monkeypatch):
         bench.write_table("| t |", "stamp")
 
 
+def test_bench_says_how_it_is_called(capsys):
+    with pytest.raises(SystemExit) as help_exit:
+        bench.parse_args(["--help"])
+    assert help_exit.value.code == 0 and "--ci" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as error_exit:
+        bench.parse_args(["notebooks/00_missing.ipynb"])
+    assert error_exit.value.code == 2
+    assert "no such notebook: notebooks/00_missing.ipynb" in capsys.readouterr().err
+    args = bench.parse_args([str(NOTEBOOKS[0]), "--ci"])
+    assert args.notebooks == [NOTEBOOKS[0]] and args.ci
+
+
 def test_times_shown_are_the_benchmarked_ones():
     """The map's times and each title cell's are the last `make bench` run's, rounded to seconds (bench writes all)."""
     table = dict(

@@ -8,6 +8,7 @@ student copy). Timings are wall seconds on the machine it runs on;
 run it on an otherwise idle machine.
 """
 
+import argparse
 import math
 import os
 import platform
@@ -145,6 +146,23 @@ def main(notebooks: list, ci: bool = False) -> int:
     return 0 if "OVER BUDGET" not in table else 1
 
 
+def parse_args(argv: list) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="bench.py", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "notebooks", nargs="+", type=Path, help="the notebooks to time, in order"
+    )
+    parser.add_argument(
+        "--ci", action="store_true", help="also time .ci/run (about 25 min)"
+    )
+    args = parser.parse_args(argv)
+    missing = [str(p) for p in args.notebooks if not p.is_file()]
+    if missing:
+        parser.error(f"no such notebook: {', '.join(missing)}")
+    return args
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    sys.exit(main([Path(p) for p in args if p != "--ci"], ci="--ci" in args))
+    args = parse_args(sys.argv[1:])
+    sys.exit(main(args.notebooks, ci=args.ci))
