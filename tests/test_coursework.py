@@ -1074,3 +1074,191 @@ def test_a_pass_that_its_own_self_check_contradicts_is_flagged():
         row["flags"]
         == "exercise 1: passed, but its self-check said it is not yet right"
     )
+
+
+def test_a_fail_that_its_own_self_check_calls_correct_is_flagged():
+    """A right answer that the hidden test is too strict for (a list for a tuple), or an answer right only on the
+    notebook's own inputs: a person should read it either way."""
+    from grade import score
+
+    reference = {1: observed(("x", 1.0)), 2: observed(("y", 2.0))}
+    run = {
+        "student": "ada",
+        "records": {1: observed(("x", 1.0)), 2: observed(("y", 3.0))},
+        "held": {},
+        "notes": "",
+        "flags": "",
+        "self_checks": "Exercise 1: correct.; Exercise 2: correct.",
+    }
+    row = score(run, reference)
+    assert (row["exercise_1"], row["exercise_2"]) == (1, 0)
+    assert row["flags"] == (
+        "exercise 2: its self-check said it is correct, but the hidden test did not pass it"
+    )
+    run["held"] = {2: ["uses gains"]}
+    assert score(run, reference)["flags"] == "", (
+        "a held answer is flagged as held, not twice"
+    )
+
+
+# The red team's second round: an answer the scan did not hold changed what the hidden test observes through, a
+# class of the notebook's or a library reached through a list. The watch the grader starts before each answer's
+# cell (grade._GRADER_WATCH) reports the change as data, so the exercise scores 0 even when such an answer runs.
+PATCH_TEMPLATE = [
+    "import math\n\n\nclass Meter:\n    def read(self, value):\n        return value",
+    stub(1, "double"),
+]
+PATCH_HIDDEN = """
+def exercise_1():
+    # observed only through the notebook's class and a library, as ch01's block test once did
+    three, five = double(3), double(5)
+    _observe("read", Meter().read(three), "double(3) must be 6")
+    _observe("close", math.isclose(five, 10), "double(5) must be 10")
+"""
+PATCHES = {
+    "patched-class": "    Meter.read = lambda self, value: 6\n    return 10 if x == 5 else 0",
+    "patched-class-through-a-list": (
+        "    m = [Meter][0]\n    m.read = lambda self, value: 6\n    return 10 if x == 5 else 0"
+    ),
+    "patched-library-through-a-list": (
+        "    m = [math][0]\n    m.isclose = lambda *a, **k: True\n    return 6 if x == 3 else 0"
+    ),
+    "right": "    return x + x",
+}
+
+
+@pytest.fixture(scope="module")
+def patches(tmp_path_factory):
+    """{submission: (row graded as usual, row with the flagged answers run)}."""
+    import settings
+    from grade import run_all, score
+
+    toy = toy_chapter(
+        tmp_path_factory,
+        PATCH_HIDDEN,
+        PATCH_TEMPLATE,
+        [
+            PATCH_TEMPLATE[0],
+            "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+        ],
+    )
+    folder = tmp_path_factory.mktemp("patches")
+    for name, body in PATCHES.items():
+        nbformat.write(
+            toy_notebook(PATCH_TEMPLATE[0], "def double(x):\n" + body),
+            folder / f"{name}.ipynb",
+        )
+    saved = settings.HIDDEN
+    settings.HIDDEN = toy["hidden"]
+    options = dict(
+        timeout=10,
+        jobs=2,
+        template=toy["template"],
+        reference=toy["reference"],
+        memory_gb=None,
+    )
+    try:
+        held = {row["student"]: row for row in grade(folder, "99_toy", **options)}
+        runs, expected = run_all(folder, "99_toy", run_flagged=True, **options)
+    finally:
+        settings.HIDDEN = saved
+    return {
+        run["student"]: (held[run["student"]], score(run, expected)) for run in runs
+    }
+
+
+@pytest.mark.parametrize("patch", [p for p in PATCHES if p != "right"])
+def test_an_answer_that_patches_what_the_test_observes_through_scores_zero(
+    patches, patch
+):
+    held, ran = patches[patch]
+    # the patch works (every observation but the watch's is the reference's), and the watch gives it away
+    assert ran["exercise_1"] == 0, ran
+    assert ran["reasons"].startswith("exercise 1: an answer changed a class"), ran
+    assert held["exercise_1"] == 0 and "held for review" in held["reasons"], held
+
+
+def test_a_right_answer_leaves_the_watch_quiet(patches):
+    held, ran = patches["right"]
+    assert held["exercise_1"] == ran["exercise_1"] == 1, (held, ran)
+    assert not held["flags"], held
+
+
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        (
+            "    Block.forward = lambda self, x: x",
+            "assigns to Block.forward, a part of the notebook's code",
+        ),
+        (
+            "    T, = (torch.Tensor,)\n    T.tolist = list",
+            "assigns to T.tolist, a part of the notebook's code",
+        ),
+        (
+            "    for T in (torch.Tensor,):\n        T.equal = torch.ne",
+            "assigns to T.equal, a part of the notebook's code",
+        ),
+        ("    M = Block.mro()[1]", "reaches mro"),
+        ("    net.forward = lambda x: x", "puts a function in place of net.forward"),
+        ("    lib = [torch][0]", "puts a module in a container ([torch])"),
+        # what the answer is given, what it makes, and the notebook's data stay its to change
+        (
+            "    net.blocks[0].scale = 0.5\n    for m in net.modules():\n        m.eps = 0",
+            None,
+        ),
+        ("    h = torch.zeros(3)\n    h.requires_grad = True", None),
+        ("    resnet.blocks[i].f = Zero()", None),
+    ],
+)
+def test_the_scan_holds_an_answer_that_patches_the_notebook(code, reason):
+    from rebuild import scan
+
+    found = scan(code + "\n    return net", {"torch"}, {"net", "i"}, {"Block", "Zero"})
+    assert found == ([reason] if reason else []), found
+
+
+def test_refers_to_sees_a_forbidden_class_through_the_notebooks_objects():
+    """An instance, a network holding one, a partial, a dict or a subclass: each hands the class over."""
+    from grade import COMMON
+
+    namespace = {"__name__": "__main__"}
+    exec(
+        COMMON.read_text()
+        + "import functools\nimport torch.nn as nn\n"
+        + "class Helper(nn.Module):\n    pass\n"
+        + "class Sub(Helper):\n    pass\n"
+        + "block = nn.Sequential(nn.Linear(2, 2), Helper())\n"
+        + "make = functools.partial(Helper)\n"
+        + "table = {'a': (1, Helper)}\n"
+        + "plain = nn.Sequential(nn.Linear(2, 2))\n"
+        + "def via_block(x):\n    return block[1]\n"
+        + "def via_partial(x):\n    return make()\n"
+        + "def via_table(x):\n    return table['a'][1]\n"
+        + "def via_subclass(x):\n    return Sub()\n"
+        + "def clean(x):\n    return plain(x)\n",
+        namespace,
+    )
+    refers = namespace["_refers_to"]
+    for name in ("via_block", "via_partial", "via_table", "via_subclass"):
+        assert refers(namespace[name], namespace["Helper"]), name
+    assert not refers(namespace["clean"], namespace["Helper"])
+
+
+def test_forbidden_helpers_are_read_through_a_loop_and_an_answers_own_names_are_its_own():
+    from rebuild import forbidden_helpers, uses_forbidden
+
+    hidden = (
+        "def exercise_1():\n"
+        "    for helper, name in ((maps, 'maps'), (gains, 'gains')):\n"
+        "        _observe(name, _refers_to(answer, helper), 'by hand')\n"
+    )
+    assert forbidden_helpers(hidden) == {1: {"maps", "gains"}}
+    assert uses_forbidden("    helper = 1\n    return helper", {"helper"}) == []
+    assert uses_forbidden('    """No gains here."""\n    return x', {"gains"}) == []
+    assert uses_forbidden("    return gains(x)", {"gains"}) == [
+        "uses gains, which the exercise asks you to do without"
+    ]
+    assert uses_forbidden("    return getattr(m, 'gains')(x)", {"gains"}) == [
+        "uses gains, which the exercise asks you to do without"
+    ]

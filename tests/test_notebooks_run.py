@@ -70,7 +70,7 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(
     # what `make grade` runs: the template, the answer spliced in
     rebuilt, _, flags = rebuild(student, submission)
     assert not flags, f"a clean submission is flagged: {flags}"
-    nb = inject_parameters(with_preamble(rebuilt), {"SEED": TEST_SEED})
+    nb = inject_parameters(with_preamble(rebuilt, student), {"SEED": TEST_SEED})
     source, numbers = exercises(notebook_path.stem, TEST_SECRET)
     n_submitted = len(nb.cells)
     first = grading_cells(source, numbers)

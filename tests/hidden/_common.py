@@ -79,8 +79,36 @@ def _observe(key, value, why, close=None, within=None, one_of=None):
 
 def _refers_to(fn, target) -> bool:
     """Whether `fn`, a function it defines inside, a function it wraps, or a function of the notebook it names,
-    refers to `target` by any name (an alias too)."""
+    refers to `target` by any name (an alias too), or names an object of the notebook's that holds it: an instance
+    of it (a network with such a block inside too), a `functools.partial` of it, a list, tuple or dict with it."""
+    import functools
     import types
+
+    def holds(value, depth=0) -> bool:
+        """Whether a global the answer names is, or holds, `target`; functions go on the to-do list."""
+        if value is target:
+            return True
+        if depth > 3:
+            return False
+        if isinstance(value, types.FunctionType) and value.__module__ == fn.__module__:
+            todo.append(value)
+        elif isinstance(value, functools.partial):
+            return holds(value.func, depth + 1) or any(
+                holds(v, depth + 1) for v in [*value.args, *value.keywords.values()]
+            )
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            return any(holds(v, depth + 1) for v in list(value)[:1000])
+        elif isinstance(value, dict):
+            return any(holds(v, depth + 1) for v in list(value.values())[:1000])
+        elif isinstance(target, type):
+            if isinstance(value, type):
+                return issubclass(value, target)
+            if isinstance(value, target):
+                return True
+            modules = getattr(value, "modules", None)
+            if hasattr(value, "_modules") and callable(modules):  # a torch.nn.Module
+                return any(isinstance(m, target) for m in modules())
+        return False
 
     seen, todo = set(), [fn]
     while todo:
@@ -96,12 +124,6 @@ def _refers_to(fn, target) -> bool:
             code = codes.pop()
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
             for name in code.co_names:
-                value = f.__globals__.get(name)
-                if value is target:
+                if name in f.__globals__ and holds(f.__globals__[name]):
                     return True
-                if (
-                    isinstance(value, types.FunctionType)
-                    and value.__module__ == f.__module__
-                ):
-                    todo.append(value)
     return False

@@ -28,6 +28,7 @@ grades without it.
 """
 
 import argparse
+import ast
 import csv
 import hashlib
 import json
@@ -50,6 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
 from execute import inject_parameters  # noqa: E402
 from rebuild import (  # noqa: E402
+    ANSWER_TAG,
+    STUB,
+    answer_params,
+    bound_names,
+    definitions,
     forbidden_helpers,
     module_names,
     reaching,
@@ -88,8 +94,8 @@ def exercises(chapter: str, secret: str | None = None) -> tuple[str, list]:
 
 
 # The first cell of every graded run, before any answer: what the results are printed with, taken while nothing has
-# been patched yet (a bound method keeps its function when its class is patched later). An answer that names these
-# is flagged (rebuild.HIDDEN_NAMES).
+# been patched yet (a bound method keeps its function when its class is patched later), and the watch on what the
+# hidden tests observe through. An answer that names these is flagged (rebuild.HIDDEN_NAMES).
 PREAMBLE = """\
 import json as _grader_json
 import sys as _grader_sys
@@ -97,14 +103,122 @@ import sys as _grader_sys
 _GRADER_DUMPS = _grader_json.dumps
 _GRADER_WRITE = _grader_sys.stdout.write
 _GRADER_FLUSH = _grader_sys.stdout.flush
+
+
+def _GRADER_NAMESPACES(
+    _modules=_grader_sys.modules, _vars=vars, _type=type, _isinstance=isinstance, _list=list
+):
+    \"\"\"[(label, namespace, is a class)]: the libraries' modules and their classes, the builtins, the
+    notebook's namespace and the classes it defines.\"\"\"
+    found, main = [], _modules["__main__"]
+    for name in _GRADER_LIBRARIES:
+        module = _modules.get(name)
+        if module is None:
+            continue
+        found.append((name, _vars(module), False))
+        for attr, value in _list(_vars(module).items()):
+            if _isinstance(value, _type) and _vars(value) is not None:
+                found.append((f"{name}.{attr}", _vars(value), True))
+    for attr, value in _list(_vars(main).items()):
+        if _isinstance(value, _type) and getattr(value, "__module__", None) == "__main__":
+            found.append((f"{attr}", _vars(value), True))
+    found.append(("__main__", _vars(main), False))
+    return found
+
+
+def _GRADER_WATCH(
+    answers, _callable=callable, _dict=dict, _list=list, _isinstance=isinstance, _module=type(_grader_sys)
+):
+    \"\"\"Start watching (keep what each attribute is now) whatever is not watched yet; the names the answers'
+    cells bind (`answers`) are theirs to bind.\"\"\"
+    for label, namespace, is_class in _GRADER_NAMESPACES():
+        kept = _GRADER_WATCHED.setdefault(label, (namespace, is_class, _dict()))[2]
+        for attr, value in _list(namespace.items()):
+            if attr in kept or f"{label}.{attr}" in _GRADER_VOLATILE:
+                continue
+            if not (label == "__main__" and (attr in answers or attr.startswith("_"))):
+                if is_class or label != "__main__" or _callable(value) or _isinstance(value, _module):
+                    kept[attr] = value
+
+
+def _GRADER_CHANGED(_sorted=sorted, _callable=callable, _list=list):
+    \"\"\"What an answer changed in what it should leave alone: an attribute of a library, of a class, or of
+    the notebook that now holds another object or none, and a function a class gained.\"\"\"
+    changed = []
+    for label, (namespace, is_class, kept) in _list(_GRADER_WATCHED.items()):
+        for attr, value in _list(kept.items()):
+            if namespace.get(attr, _GRADER_MISSING) is not value:
+                changed.append(f"{label}.{attr}")
+        if is_class:
+            changed += [
+                f"{label}.{attr}"
+                for attr, value in _list(namespace.items())
+                if attr not in kept and _callable(value)
+            ]
+    return _sorted(changed)[:20]
+
+
+_GRADER_LIBRARIES = (
+    "builtins", "math", "copy", "functools", "itertools", "random", "collections", "numpy", "torch",
+    "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.modules.module", "torch.linalg", "torch.func",
+    "torch.autograd", "torch.optim", "torch.nn.utils", "torch.utils.checkpoint",
+)
+# what the kernel itself sets for each cell it runs
+_GRADER_VOLATILE = {"builtins.input", "builtins._", "builtins.__", "builtins.___"}
+_GRADER_WATCHED = {}
+_GRADER_MISSING = object()
 """
+WATCH = "_GRADER_WATCH({names!r})\n"
+UNCHANGED = (
+    "an answer changed a class, a function or a library that the notebook and its tests rely on (such as "
+    "assigning to Block.forward or torch.equal): an answer may change only the objects it is given"
+)
 
 
-def with_preamble(nb) -> nbformat.NotebookNode:
-    """`nb` with PREAMBLE as its first cell."""
+def answer_cells(nb) -> list:
+    """The indices of the code cells that hold a student's answer: a solution region (or its stub), or a cell
+    tagged `answer`."""
+    return [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and (
+            ANSWER_TAG in cell.metadata.get("tags", [])
+            or "solution" in cell.metadata.get("tags", [])
+            or STUB.search(cell.source)
+            or "### BEGIN SOLUTION" in cell.source
+        )
+    ]
+
+
+def with_preamble(nb, template=None) -> nbformat.NotebookNode:
+    """`nb` with PREAMBLE as its first cell, and before each answer's cell a cell that starts watching what the
+    template's code has defined by then (`_GRADER_WATCH`): the grading cells report what has changed since.
+    `template`: the student version `nb` was rebuilt from, whose stubs say where the answers are (the default:
+    `nb`'s own solution markers and tags)."""
     nb = nbformat.from_dict(nb)
+    template = nb if template is None else template
+    cells = answer_cells(template)
+    names = set()
+    for i in cells:
+        try:
+            tree = ast.parse(template.cells[i].source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            for target in getattr(node, "targets", [getattr(node, "target", None)]):
+                names.update(bound_names(target) if target is not None else [])
+    for i in reversed(cells):
+        nb.cells.insert(i, nbformat.v4.new_code_cell(WATCH.format(names=sorted(names))))
     nb.cells.insert(0, nbformat.v4.new_code_cell(PREAMBLE))
     return nb
+
+
+def graders_cell(cell) -> bool:
+    """Whether a cell is one the grader added before the hidden tests (PREAMBLE, a watch)."""
+    return cell.source == PREAMBLE or cell.source.startswith("_GRADER_WATCH(")
 
 
 def grading_cells(source: str, numbers: list) -> list:
@@ -120,6 +234,8 @@ def grading_cells(source: str, numbers: list) -> list:
                 "    _error = None\n"
                 "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
                 "    _error = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
+                "_OBSERVED.append({'key': 'unchanged', 'value': _GRADER_CHANGED(), "
+                f"'why': {UNCHANGED!r}}})\n"
                 f"_GRADER_WRITE({chr(10) + MARK!r} + _GRADER_DUMPS({{'exercise': {n}, 'observed': _OBSERVED, "
                 "'error': _error and _error[:300]}) + '\\n')\n"
                 "_GRADER_FLUSH()\n"
@@ -131,7 +247,7 @@ def grading_cells(source: str, numbers: list) -> list:
 def cell_problems(nb, n_submitted: int) -> list:
     """A sentence for each submitted cell that raised or timed out."""
     notes = []
-    cells = [c for c in nb.cells[:n_submitted] if c.source != PREAMBLE]
+    cells = [c for c in nb.cells[:n_submitted] if not graders_cell(c)]
     for i, cell in enumerate(cells):  # numbered as in the student's notebook
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
@@ -257,7 +373,10 @@ def verdict(reference: list, answer: list | None) -> tuple:
             return False, f"the hidden test's result is malformed ({o['key']} twice)"
         values[o["key"]] = o.get("value")
     error = record.get("error")
-    for expected in reference[0]["observed"]:
+    # the watch first: an answer that changed the notebook's code is told so before anything it got wrong
+    for expected in sorted(
+        reference[0]["observed"], key=lambda e: e["key"] != "unchanged"
+    ):
         if expected["key"] not in values:
             return False, str(error)[:300] if error else expected["why"]
         if not judged(expected, values[expected["key"]]):
@@ -545,7 +664,7 @@ def run_submission(
         run["held"] = {k: w for k, w in suspect.items() if w}
     if run["held"]:
         nb, _, _ = rebuild(pristine, submitted, frozenset(run["held"]))
-    nb = with_preamble(nb)
+    nb = with_preamble(nb, pristine)
     if parameters:
         nb = inject_parameters(nb, parameters)
     n_submitted = len(nb.cells)
@@ -571,12 +690,17 @@ def suspicions(answers: dict, template, hidden_source: str) -> dict:
         n: reaching(template, names)
         for n, names in forbidden_helpers(hidden_source).items()
     }
-    found = {key: scan(code, modules) for key, code in answers.items()}
+    params, defined = answer_params(template), definitions(template)
+    found = {
+        key: scan(code, modules, params.get(key, set()), defined)
+        for key, code in answers.items()
+    }
     for n, names in forbidden.items():
         for key, code in answers.items():
             where = "" if key == n else f" (in {_called(key)})"
             found.setdefault(n, []).extend(
-                why + where for why in uses_forbidden(code, names)
+                why + where
+                for why in uses_forbidden(code, names, params.get(key, set()))
             )
     return {key: whys for key, whys in found.items() if key in answers}
 
@@ -622,6 +746,16 @@ def score(run: dict, reference: dict) -> dict:
         for n in numbers
         for said in ("not yet right", "not done yet")
         if row[f"exercise_{n}"] and f"Exercise {n}: {said}" in run["self_checks"]
+    ]
+    # and the other way round: a right answer the hidden test is too strict for (a list where the reference returns
+    # a tuple, a float32 tensor where it stores a float), or an answer right only on the notebook's own inputs
+    disagreements += [
+        f"exercise {n}: its self-check said it is correct, but the hidden test did not pass it"
+        for n in numbers
+        if not row[f"exercise_{n}"]
+        and n not in run["held"]
+        and not run.get("invalid")
+        and f"Exercise {n}: correct" in run["self_checks"]
     ]
     flags = "; ".join(part for part in [run["flags"], *disagreements] if part)
     row.update(notes=run["notes"], flags=flags, self_checks=run["self_checks"])

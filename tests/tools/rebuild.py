@@ -122,6 +122,13 @@ HIDDEN_NAMES = {
     "_GRADER_DUMPS",
     "_GRADER_WRITE",
     "_GRADER_FLUSH",
+    "_GRADER_NAMESPACES",
+    "_GRADER_WATCH",
+    "_GRADER_CHANGED",
+    "_GRADER_LIBRARIES",
+    "_GRADER_WATCHED",
+    "_GRADER_MISSING",
+    "_GRADER_VOLATILE",
 }
 REFLECTION = {"getattr", "setattr", "delattr", "vars"}
 DUNDERS = {
@@ -135,6 +142,7 @@ DUNDERS = {
     "__self__",  # `print.__self__` is the builtins module
     "__traceback__",
     "__mro__",
+    "mro",  # `Block.mro()[1]` is nn.Module
     "__bases__",
     "__base__",
     # `object.__setattr__(module, ...)`, pickling hooks
@@ -336,8 +344,76 @@ def parse_answer(code: str) -> tuple:
             return None, False
 
 
-def scan(code: str, modules: set) -> list:
-    """Reasons to look at this answer by hand (empty if none)."""
+def answer_params(template) -> dict:
+    """{exercise number: the parameters and local names of the functions its stub's cell defines}: names an
+    answer's code may change the attributes of, since they hold what the answer is given or what the template's
+    code around it made."""
+    found = {}
+    for i, number, _, _ in stub_cells(template):
+        try:
+            tree = ast.parse(template.cells[i].source)
+        except SyntaxError:
+            continue
+        found[number] = {
+            name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for name in local_names(ast.Module(body=[node], type_ignores=[]))
+            - {node.name}
+        }
+    return found
+
+
+def local_names(tree) -> set:
+    """The names an answer binds itself: assigned, looped over, imported, defined, or its own functions'
+    parameters."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names - {"_answer"}
+
+
+def _hidden_roots(node, visible: set) -> bool:
+    """Whether an expression hands over, inside a list, tuple, set or dict display, a name of `visible` (a module or
+    an object of the notebook's): `[torch][0]`, `(Block,)`, `{"t": torch}`."""
+    return any(
+        isinstance(display, (ast.List, ast.Tuple, ast.Set, ast.Dict))
+        and any(
+            root_name(element) in visible
+            for element in (
+                display.values if isinstance(display, ast.Dict) else display.elts
+            )
+            if element is not None
+        )
+        for display in ast.walk(node)
+    )
+
+
+def definitions(template) -> set:
+    """The classes and functions the template defines at its top level: patching one of them changes what the
+    notebook and the hidden tests run."""
+    return {
+        node.name
+        for tree in code_trees(template)
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def scan(
+    code: str, modules: set, params: set = frozenset(), defined: set = frozenset()
+) -> list:
+    """Reasons to look at this answer by hand (empty if none). `params`: the parameters and locals of the function
+    the answer is the body of, which hold what it is given; `defined`: the template's classes and functions."""
     tree, top_level = parse_answer(code)
     if tree is None:
         # Spliced into its cell it may still run (a region that leaves the function's body at column 0): what cannot
@@ -375,6 +451,28 @@ def scan(code: str, modules: set) -> list:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and root_name(node.value) in modules:
                 modules |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    # Whose attributes an answer may set: what it is given (`params`) and what it made itself. A name it does not
+    # bind is the notebook's (`Block.forward = ...`), and so is a local that holds a module or an object of the
+    # notebook's taken out of a list, tuple or dict (`lib = [nn][0]`, `T, = (torch.Tensor,)`) or looped over.
+    own = local_names(tree) | set(params)
+    notebook = (set(modules) | set(defined)) - own
+    foreign = set()
+    for _ in range(3):
+        visible = notebook | foreign
+        for node in ast.walk(tree):
+            value = (
+                node.value
+                if isinstance(node, (ast.Assign, ast.AnnAssign))
+                else node.iter
+                if isinstance(node, (ast.For, ast.comprehension))
+                else None
+            )
+            if value is None or not (
+                _hidden_roots(value, visible) or root_name(value) in visible
+            ):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            foreign |= {n for t in targets for n in bound_names(t)} - set(params)
     # `type(m) is BNResidualBlock`, `type(x).__name__`: a type looked at, not used to make anything
     inspected = {
         id(operand)
@@ -386,6 +484,22 @@ def scan(code: str, modules: set) -> list:
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and node.attr in {"__name__", "__qualname__"}
     }
+    made = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    # a module handed over inside a list, tuple or dict, out of the alias tracking's sight: `[torch][0]`
+    hidden_modules = [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict))
+        and any(
+            isinstance(element, ast.Name) and element.id in modules
+            for element in (node.values if isinstance(node, ast.Dict) else node.elts)
+        )
+    ]
+    reasons += [f"puts a module in a container ({text})" for text in hidden_modules]
     called = {
         id(node.func)
         for node in ast.walk(tree)
@@ -488,6 +602,7 @@ def scan(code: str, modules: set) -> list:
                 if isinstance(node, (ast.Assign, ast.Delete))
                 else [node.target]
             )
+            value = getattr(node, "value", None)
             for target in targets:
                 for t in ast.walk(target):
                     if isinstance(t, ast.Attribute) and root_name(t) in modules:
@@ -495,6 +610,24 @@ def scan(code: str, modules: set) -> list:
                     elif isinstance(t, ast.Attribute) and root_name(t) is None:
                         # `[torch][0].allclose = ...`, `type(x).__eq__ = ...`: not an object of the answer's own
                         reasons.append(f"assigns to {ast.unparse(t)}")
+                    elif t is not target:
+                        continue  # `a.b.c = ...` is judged by its whole target, not by `a.b`
+                    elif (
+                        isinstance(t, ast.Attribute)
+                        and (root_name(t) in foreign or root_name(t) in notebook)
+                    ):  # `Block.forward = ...`: a class or function of the notebook's, not one the answer was given
+                        reasons.append(
+                            f"assigns to {ast.unparse(t)}, a part of the notebook's code"
+                        )
+                    elif (
+                        isinstance(t, ast.Attribute)
+                        and (
+                            t.attr.startswith("__")
+                            or isinstance(value, ast.Lambda)
+                            or (isinstance(value, ast.Name) and value.id in made)
+                        )
+                    ):  # `net.forward = lambda x: x`, `m.__call__ = f`: a method replaced
+                        reasons.append(f"puts a function in place of {ast.unparse(t)}")
                     elif isinstance(t, ast.Name) and t.id in LYING_METHODS:
                         reasons.append(
                             f"defines {t.id}"
@@ -516,6 +649,22 @@ def forbidden_helpers(hidden_source: str) -> dict:
         m = re.fullmatch(r"exercise_(\d+)", getattr(node, "name", ""))
         if not m:
             continue
+        # `for helper, name in ((composite_maps, "composite_maps"), ...)`: each helper the loop goes over
+        looped = {}
+        for loop in ast.walk(node):
+            if isinstance(loop, ast.For) and isinstance(
+                loop.iter, (ast.Tuple, ast.List)
+            ):
+                for item in loop.iter.elts:
+                    pairs = (
+                        zip(loop.target.elts, item.elts)
+                        if isinstance(loop.target, ast.Tuple)
+                        and isinstance(item, (ast.Tuple, ast.List))
+                        else [(loop.target, item)]
+                    )
+                    for target, value in pairs:
+                        if isinstance(target, ast.Name) and isinstance(value, ast.Name):
+                            looped.setdefault(target.id, set()).add(value.id)
         for call in ast.walk(node):
             if (
                 isinstance(call, ast.Call)
@@ -524,7 +673,8 @@ def forbidden_helpers(hidden_source: str) -> dict:
                 and len(call.args) == 2
                 and isinstance(call.args[1], ast.Name)
             ):
-                found.setdefault(int(m[1]), set()).add(call.args[1].id)
+                name = call.args[1].id
+                found.setdefault(int(m[1]), set()).update(looped.get(name, {name}))
     return found
 
 
@@ -568,13 +718,20 @@ def names_in(tree, strings: bool = False) -> set:
     }
 
 
-def uses_forbidden(code: str, forbidden: set) -> list:
+def uses_forbidden(code: str, forbidden: set, params: set = frozenset()) -> list:
     """Reasons to hold an answer that names a helper its exercise forbids (`reaching`), read in the grader's process:
-    the hidden test's own check (`_refers_to`) runs in the student's kernel, which the answer may have changed."""
+    the hidden test's own check (`_refers_to`) runs in the student's kernel, which the answer may have changed. A
+    name the answer binds itself (a local variable, or a parameter of its function, `params`) is its own, not the
+    helper; a word in a string other than a docstring still counts (`getattr(net, "helper")` looks it up)."""
     tree, _ = parse_answer(code)
     if tree is None:
         return []  # `scan` holds what cannot be read
+    own = local_names(tree) | set(params)
+    for node in ast.walk(tree):  # a docstring talks about names; it looks nothing up
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            node.value = ast.Constant(None)
+    strings = names_in(tree, strings=True) - names_in(tree)
     return [
         f"uses {name}, which the exercise asks you to do without"
-        for name in sorted(names_in(tree, strings=True) & forbidden)
+        for name in sorted(((names_in(tree) - own) | strings) & forbidden)
     ]
