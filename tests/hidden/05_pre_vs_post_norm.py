@@ -11,25 +11,46 @@ accept.
 """
 
 
+def _ch05_schedules(gen):
+    """(peak_lr, warmup_steps, steps) to grade warmup_lr on, drawn from `gen`: four peak rates, in [1e-4, 1e-3),
+    [1e-3, 1e-2), [1e-2, 1) and [1, 10) (three significant digits), each with no warm-up, a one-step warm-up and
+    warm-ups of 2 to 9, 10 to 99 and 100 to 999 steps; the steps are the first three, the last two of the warm-up
+    and the two after it, three drawn during the warm-up, two drawn after it, and a million."""
+
+    def ints(low, high, n=1):
+        return torch.randint(low, high, (n,), generator=gen).tolist()
+
+    schedules = []
+    for low, high in ((-4, -3), (-3, -2), (-2, 0), (0, 1)):  # the powers of ten
+        exponent = low + (high - low) * float(torch.rand((), generator=gen))
+        peak = float(f"{10**exponent:.3g}")
+        for warmup in (0, 1, *ints(2, 10), *ints(10, 100), *ints(100, 1000)):
+            steps = {1, 2, 3, warmup - 1, warmup, warmup + 1, warmup + 2, 10**6}
+            steps |= {*ints(warmup + 1, 10 * warmup + 20, 2)}
+            if warmup:
+                steps |= {*ints(1, warmup + 1, 3)}
+            schedules.append((peak, warmup, sorted(s for s in steps if s >= 1)))
+    return schedules
+
+
 def exercise_1():
-    for peak in (3e-4, 0.02, 1.0, 7.5):
-        for warmup in (0, 1, 3, 37, 200):
-            steps = [*range(1, warmup + 4), 2 * warmup + 5, 10 * warmup + 17, 10**6]
-            for step in steps:
-                if warmup == 0:
-                    what = "with warmup_steps = 0 the rate is peak_lr from step 1 on"
-                elif step == 1:
-                    what = "at step 1 the rate is peak_lr / warmup_steps"
-                elif step <= warmup:
-                    what = "during warm-up the rate rises linearly: peak_lr * step / warmup_steps"
-                else:
-                    what = "after warm-up the rate stays at peak_lr"
-                _observe(
-                    f"rate at step {step} of {warmup} to {peak}",
-                    float(warmup_lr(step, peak, warmup)),
-                    f"{what} (wrong at step {step} of a {warmup}-step warm-up to peak_lr = {peak})",
-                    close=(1e-6, 0),
-                )
+    gen = torch.Generator().manual_seed(_seed(505))
+    for peak, warmup, steps in _ch05_schedules(gen):
+        for step in steps:
+            if warmup == 0:
+                what = "with warmup_steps = 0 the rate is peak_lr from step 1 on"
+            elif step == 1:
+                what = "at step 1 the rate is peak_lr / warmup_steps"
+            elif step <= warmup:
+                what = "during warm-up the rate rises linearly: peak_lr * step / warmup_steps"
+            else:
+                what = "after warm-up the rate stays at peak_lr"
+            _observe(
+                f"rate at step {step} of {warmup} to {peak}",
+                float(warmup_lr(step, peak, warmup)),
+                f"{what} (wrong at step {step} of a {warmup}-step warm-up to peak_lr = {peak})",
+                close=(1e-6, 0),
+            )
 
 
 def exercise_2():

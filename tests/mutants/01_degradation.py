@@ -36,6 +36,11 @@ def generalization_gap(run):
     return abs(run["test"][-1] - run["train"][-1])
 
 
+# %% exercise 1, mark 0: a lookup table on the first training error of the runs the hidden test once showed
+def generalization_gap(run):
+    return {50.0: 2.5, 40.0: 8.0, 30.0: 4.5, 20.0: -1.5}.get(run["train"][0], 0.0)
+
+
 # %% exercise 1, mark 1: correct alternative: unpack the final errors
 def generalization_gap(run):
     *_, test = run["test"]
@@ -102,6 +107,27 @@ def make_identity(block):
     return block
 
 
+# %% exercise 2, mark 0: the notebook's Block class patched to the identity (Block.forward), no weight or statistic set
+def make_identity(block):
+    Block.forward = lambda self, x: x
+    return block
+
+
+# %% exercise 2, mark 0: BatchNorm's eps set to 0 and running_var to 1 (eps is the block's own, not the answer's)
+@torch.no_grad()
+def make_identity(block):
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+        elif isinstance(m, nn.BatchNorm1d):
+            m.eps = 0.0
+            m.weight.fill_(1.0)
+            m.bias.zero_()
+            m.running_mean.zero_()
+            m.running_var.fill_(1.0)
+    return block
+
+
 # %% exercise 2, mark 1: correct alternative: gamma and beta absorb the running statistics
 @torch.no_grad()
 def make_identity(block):
@@ -111,6 +137,20 @@ def make_identity(block):
         elif isinstance(m, nn.BatchNorm1d):
             m.weight.copy_(torch.sqrt(m.running_var + m.eps))
             m.bias.copy_(m.running_mean)
+    return block
+
+
+# %% exercise 2, mark 1: correct alternative: running_var = 1 and gamma = sqrt(1 + eps)
+@torch.no_grad()
+def make_identity(block):
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+        elif isinstance(m, nn.BatchNorm1d):
+            m.weight.fill_(math.sqrt(1.0 + m.eps))
+            m.bias.zero_()
+            m.running_mean.zero_()
+            m.running_var.fill_(1.0)
     return block
 
 

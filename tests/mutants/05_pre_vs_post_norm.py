@@ -61,6 +61,19 @@ def warmup_lr(step, peak_lr, warmup_steps):
     )
 
 
+# %% exercise 1, mark 0: a lookup table on the rates, warm-ups and steps the hidden test once showed, the peak otherwise
+_TABLE = {
+    (step, peak, warmup): peak * min(1.0, step / warmup) if warmup else peak
+    for peak in (3e-4, 0.02, 1.0, 7.5)
+    for warmup in (0, 1, 3, 37, 200)
+    for step in (*range(1, warmup + 4), 2 * warmup + 5, 10 * warmup + 17, 10**6)
+}
+
+
+def warmup_lr(step, peak_lr, warmup_steps):
+    return _TABLE.get((step, peak_lr, warmup_steps), peak_lr)
+
+
 # %% exercise 1, mark 1: correct alternative: min of the peak and the ramp
 def warmup_lr(step, peak_lr, warmup_steps):
     return min(peak_lr, peak_lr * step / max(warmup_steps, 1))

@@ -130,6 +130,15 @@ def set_branch_scale_(net, rule):
     return net
 
 
+# %% exercise 2, mark 1: correct alternative: the blocks collected first, the scale stored as a float32 0-d tensor
+def set_branch_scale_(net, rule):
+    blocks = [m for m in net.modules() if isinstance(m, ScaledResidualBlock)]
+    value = BRANCH_SCALES[rule](len(blocks))
+    for m in blocks:
+        m.scale = torch.tensor(float(value))
+    return net
+
+
 # %% exercise 3, mark 0: plain argmin, which does not skip nan and has no -1
 def best_lr_index(losses):
     return losses.argmin(1)
