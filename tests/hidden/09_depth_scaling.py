@@ -69,7 +69,7 @@ def exercise_1():
         )
 
 
-def _scaled_nets():
+def _ch09_scaled_nets():
     """Nets whose ScaledResidualBlocks sit at different depths of nesting, beside modules that are not blocks."""
     torch.manual_seed(_seed(31))
     width = 5
@@ -93,7 +93,7 @@ def _scaled_nets():
 def exercise_2():
     gen = torch.Generator().manual_seed(_seed(32))
     for rule in BRANCH_SCALES:
-        for k, (net, fan_in) in enumerate(_scaled_nets()):
+        for k, (net, fan_in) in enumerate(_ch09_scaled_nets()):
             before = {name: t.clone() for name, t in net.state_dict().items()}
             x = torch.randn(4, fan_in, generator=gen)
             returned = set_branch_scale_(net, rule)

@@ -111,7 +111,7 @@ def exercise_2():
         )
 
 
-def _until_cases(gen):
+def _ch10_until_cases(gen):
     cases = []
     for n, near, tol, cap in (
         (3, True, 1e-2, 1000),
@@ -138,7 +138,7 @@ def _until_cases(gen):
 
 def exercise_3():
     gen = torch.Generator().manual_seed(_seed(303))
-    for logits, tol, cap, where in _until_cases(gen):
+    for logits, tol, cap, where in _ch10_until_cases(gen):
         result = sinkhorn_until(logits, tol, max_iters=cap)
         # a list [m, t] is a pair too: the self-check unpacks it as it unpacks a tuple
         pair = isinstance(result, (tuple, list)) and len(result) == 2

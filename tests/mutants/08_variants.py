@@ -357,3 +357,28 @@ def bottleneck_multiply_adds(in_width, out_width, side, stride):
     inner = out_width // EXPANSION
     positions = ((side - 1) // stride + 1) ** 2
     return (in_width * inner + 9 * inner * inner + inner * out_width) * positions
+
+
+# %% exercise 2, mark 0: DenseStack reached through the notebook's network `net`, copied and built again
+def dense_stack_parameters(width, growth, depth):
+    import copy
+
+    stack = copy.deepcopy(net.blocks[0])
+    stack.__init__(width, growth, depth)
+    return sum(p.numel() for p in stack.parameters())
+
+
+# %% exercise 2, mark 0: DenseStack reached through the notebook's partial `make`
+def dense_stack_parameters(width, growth, depth):
+    stack = make().blocks[0]
+    stack.__init__(width, growth, depth)
+    return sum(p.numel() for p in stack.parameters())
+
+
+# %% exercise 4, mark 0: BottleneckBlock taken out of the notebook's RESNETS table and costed on the meta device
+def bottleneck_multiply_adds(in_width, out_width, side, stride):
+    cls = RESNETS["ResNet-152"][0]
+    with torch.device("meta"):
+        return multiply_adds(
+            cls(in_width, out_width, stride), torch.empty(1, in_width, side, side)
+        )

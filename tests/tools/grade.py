@@ -127,7 +127,13 @@ def _GRADER_NAMESPACES(
 
 
 def _GRADER_WATCH(
-    answers, _callable=callable, _dict=dict, _list=list, _isinstance=isinstance, _module=type(_grader_sys)
+    answers,
+    _callable=callable,
+    _dict=dict,
+    _list=list,
+    _isinstance=isinstance,
+    _hasattr=hasattr,
+    _module=type(_grader_sys),
 ):
     \"\"\"Start watching (keep what each attribute is now) whatever is not watched yet; the names the answers'
     cells bind (`answers`) are theirs to bind.\"\"\"
@@ -136,12 +142,15 @@ def _GRADER_WATCH(
         for attr, value in _list(namespace.items()):
             if attr in kept or f"{label}.{attr}" in _GRADER_VOLATILE:
                 continue
-            if not (label == "__main__" and (attr in answers or attr.startswith("_"))):
-                if is_class or label != "__main__" or _callable(value) or _isinstance(value, _module):
-                    kept[attr] = value
+            if label == "__main__" and (attr in answers or attr.startswith("_")):
+                continue
+            # code, not data: a function, a class, a method or property (a descriptor), a module; a counter
+            # such as RemovableHandle.next_id changes as the notebook runs
+            if _callable(value) or _hasattr(value, "__get__") or _isinstance(value, _module):
+                kept[attr] = value
 
 
-def _GRADER_CHANGED(_sorted=sorted, _callable=callable, _list=list):
+def _GRADER_CHANGED(_sorted=sorted, _callable=callable, _list=list, _hasattr=hasattr):
     \"\"\"What an answer changed in what it should leave alone: an attribute of a library, of a class, or of
     the notebook that now holds another object or none, and a function a class gained.\"\"\"
     changed = []
@@ -153,7 +162,7 @@ def _GRADER_CHANGED(_sorted=sorted, _callable=callable, _list=list):
             changed += [
                 f"{label}.{attr}"
                 for attr, value in _list(namespace.items())
-                if attr not in kept and _callable(value)
+                if attr not in kept and (_callable(value) or _hasattr(value, "__get__"))
             ]
     return _sorted(changed)[:20]
 
