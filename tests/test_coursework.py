@@ -1262,3 +1262,17 @@ def test_forbidden_helpers_are_read_through_a_loop_and_an_answers_own_names_are_
     assert uses_forbidden("    return getattr(m, 'gains')(x)", {"gains"}) == [
         "uses gains, which the exercise asks you to do without"
     ]
+
+
+def test_an_answer_that_names_any_private_helper_of_its_hidden_tests_is_held():
+    """Not only the `_chNN_` names: whatever the chapter's hidden tests define at their top level."""
+    from grade import suspicions
+
+    template = read_notebook(STUDENT_DIR / "02_identity_and_zero_init.ipynb")
+    hidden = (HIDDEN / "02_identity_and_zero_init.py").read_text()
+    assert suspicions({1: "    return _bn_nets()"}, template, hidden) == {
+        1: ["reaches the hidden tests' _bn_nets"]
+    }
+    assert suspicions(
+        {1: "    _bn_nets = 3\n    return _bn_nets"}, template, hidden
+    ) == {1: []}, "a local of the answer's own is its own"

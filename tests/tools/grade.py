@@ -57,7 +57,11 @@ from rebuild import (  # noqa: E402
     bound_names,
     definitions,
     forbidden_helpers,
+    hidden_definitions,
+    local_names,
     module_names,
+    names_in,
+    parse_answer,
     reaching,
     rebuild,
     scan,
@@ -700,8 +704,15 @@ def suspicions(answers: dict, template, hidden_source: str) -> dict:
         for n, names in forbidden_helpers(hidden_source).items()
     }
     params, defined = answer_params(template), definitions(template)
+    private = hidden_definitions(hidden_source)
     found = {
         key: scan(code, modules, params.get(key, set()), defined)
+        + [
+            f"reaches the hidden tests' {name}"
+            for name in sorted(
+                _names(code) & private - set(params.get(key, set())) - _own(code)
+            )
+        ]
         for key, code in answers.items()
     }
     for n, names in forbidden.items():
@@ -712,6 +723,16 @@ def suspicions(answers: dict, template, hidden_source: str) -> dict:
                 for why in uses_forbidden(code, names, params.get(key, set()))
             )
     return {key: whys for key, whys in found.items() if key in answers}
+
+
+def _names(code: str) -> set:
+    tree, _ = parse_answer(code)
+    return names_in(tree) if tree is not None else set()
+
+
+def _own(code: str) -> set:
+    tree, _ = parse_answer(code)
+    return local_names(tree) if tree is not None else set()
 
 
 def _called(key) -> str:

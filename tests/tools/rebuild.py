@@ -678,6 +678,18 @@ def forbidden_helpers(hidden_source: str) -> dict:
     return found
 
 
+def hidden_definitions(hidden_source: str) -> set:
+    """The names a chapter's hidden tests define at their top level (their private helpers, the tests
+    themselves): an answer that names one reaches into the tests."""
+    names = set()
+    for node in ast.parse(hidden_source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        for target in getattr(node, "targets", [getattr(node, "target", None)]):
+            names.update(bound_names(target) if target is not None else [])
+    return names
+
+
 def reaching(template, targets: set) -> set:
     """`targets`, and every function, class or top-level alias the template defines whose code names one of them,
     directly or through another such definition: what an answer may not name where `targets` are forbidden."""
