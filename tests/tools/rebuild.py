@@ -451,11 +451,15 @@ def scan(
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and root_name(node.value) in modules:
                 modules |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    # Whose attributes an answer may set: what it is given (`params`) and what it made itself. A name it does not
-    # bind is the notebook's (`Block.forward = ...`), and so is a local that holds a module or an object of the
-    # notebook's taken out of a list, tuple or dict (`lib = [nn][0]`, `T, = (torch.Tensor,)`) or looped over.
-    own = local_names(tree) | set(params)
-    notebook = (set(modules) | set(defined)) - own
+    # Whose attributes an answer may not set: the notebook's classes and functions and the modules
+    # (`Block.forward = ...`), unless the answer's function was given one of that name (`params`) or the answer
+    # defines one itself (`Block = Block` at the top level still names the notebook's); and a local that holds one
+    # of them taken out of a list, tuple or dict (`lib = [nn][0]`, `T, = (torch.Tensor,)`) or looped over.
+    notebook = (set(modules) | set(defined)) - set(params) - {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
     foreign = set()
     for _ in range(3):
         visible = notebook | foreign
