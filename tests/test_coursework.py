@@ -1200,7 +1200,10 @@ def test_a_right_answer_leaves_the_watch_quiet(patches):
             "assigns to T.equal, a part of the notebook's code",
         ),
         ("    M = Block.mro()[1]", "reaches mro"),
-        ("    Block = Block\n    Block.forward = print", "assigns to Block.forward, a part of the notebook's code"),
+        (
+            "    Block = Block\n    Block.forward = print",
+            "assigns to Block.forward, a part of the notebook's code",
+        ),
         ("    net.forward = lambda x: x", "puts a function in place of net.forward"),
         ("    lib = [torch][0]", "puts a module in a container ([torch])"),
         # what the answer is given, what it makes, and the notebook's data stay its to change

@@ -455,11 +455,15 @@ def scan(
     # (`Block.forward = ...`), unless the answer's function was given one of that name (`params`) or the answer
     # defines one itself (`Block = Block` at the top level still names the notebook's); and a local that holds one
     # of them taken out of a list, tuple or dict (`lib = [nn][0]`, `T, = (torch.Tensor,)`) or looped over.
-    notebook = (set(modules) | set(defined)) - set(params) - {
-        node.name
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    }
+    notebook = (
+        (set(modules) | set(defined))
+        - set(params)
+        - {
+            node.name
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        }
+    )
     foreign = set()
     for _ in range(3):
         visible = notebook | foreign
