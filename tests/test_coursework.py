@@ -1056,7 +1056,21 @@ def test_a_secret_gives_other_seeds_and_stays_out_of_the_kernel():
     )
 
 
-def test_a_pass_that_its_own_self_check_contradicts_is_flagged():
+@pytest.mark.parametrize(
+    "said, flag",
+    [
+        (  # an answer that may have talked its way past the hidden test, or a self-check too strict
+            "Exercise 1: not yet right: wrong shape; Exercise 2: not yet right: wrong value",
+            "exercise 1: passed, but its self-check said it is not yet right",
+        ),
+        (  # a right answer the hidden test is too strict for (a list for a tuple), or one right only on the
+            # notebook's own inputs
+            "Exercise 1: correct.; Exercise 2: correct.",
+            "exercise 2: its self-check said it is correct, but the hidden test did not pass it",
+        ),
+    ],
+)
+def test_a_grade_that_its_own_self_check_contradicts_is_flagged(said, flag):
     from grade import score
 
     reference = {1: observed(("x", 1.0)), 2: observed(("y", 2.0))}
@@ -1066,38 +1080,14 @@ def test_a_pass_that_its_own_self_check_contradicts_is_flagged():
         "held": {},
         "notes": "",
         "flags": "",
-        "self_checks": "Exercise 1: not yet right: wrong shape; Exercise 2: not yet right: wrong value",
+        "self_checks": said,
     }
     row = score(run, reference)
     assert (row["exercise_1"], row["exercise_2"]) == (1, 0)
-    assert (
-        row["flags"]
-        == "exercise 1: passed, but its self-check said it is not yet right"
-    )
-
-
-def test_a_fail_that_its_own_self_check_calls_correct_is_flagged():
-    """A right answer that the hidden test is too strict for (a list for a tuple), or an answer right only on the
-    notebook's own inputs: a person should read it either way."""
-    from grade import score
-
-    reference = {1: observed(("x", 1.0)), 2: observed(("y", 2.0))}
-    run = {
-        "student": "ada",
-        "records": {1: observed(("x", 1.0)), 2: observed(("y", 3.0))},
-        "held": {},
-        "notes": "",
-        "flags": "",
-        "self_checks": "Exercise 1: correct.; Exercise 2: correct.",
-    }
-    row = score(run, reference)
-    assert (row["exercise_1"], row["exercise_2"]) == (1, 0)
-    assert row["flags"] == (
-        "exercise 2: its self-check said it is correct, but the hidden test did not pass it"
-    )
+    assert row["flags"] == flag
     run["held"] = {2: ["uses gains"]}
-    assert score(run, reference)["flags"] == "", (
-        "a held answer is flagged as held, not twice"
+    assert "exercise 2" not in score(run, reference)["flags"], (
+        "a held answer is flagged as held, not as a disagreement"
     )
 
 
