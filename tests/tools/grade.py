@@ -28,7 +28,6 @@ grades without it.
 """
 
 import argparse
-import ast
 import csv
 import hashlib
 import json
@@ -54,17 +53,14 @@ from rebuild import (  # noqa: E402
     ANSWER_TAG,
     STUB,
     answer_params,
-    bound_names,
     definitions,
     forbidden_helpers,
-    hidden_definitions,
-    local_names,
     module_names,
-    names_in,
-    parse_answer,
+    reaches_hidden,
     reaching,
     rebuild,
     scan,
+    top_level_names,
     uses_forbidden,
 )
 from settings import GRADE_CELL_TIMEOUT, GRADE_MEMORY_GB, headless  # noqa: E402
@@ -212,17 +208,7 @@ def with_preamble(nb, template=None) -> nbformat.NotebookNode:
     nb = nbformat.from_dict(nb)
     template = nb if template is None else template
     cells = answer_cells(template)
-    names = set()
-    for i in cells:
-        try:
-            tree = ast.parse(template.cells[i].source)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            for target in getattr(node, "targets", [getattr(node, "target", None)]):
-                names.update(bound_names(target) if target is not None else [])
+    names = set().union(*(top_level_names(template.cells[i].source) for i in cells))
     for i in reversed(cells):
         nb.cells.insert(i, nbformat.v4.new_code_cell(WATCH.format(names=sorted(names))))
     nb.cells.insert(0, nbformat.v4.new_code_cell(PREAMBLE))
@@ -704,15 +690,10 @@ def suspicions(answers: dict, template, hidden_source: str) -> dict:
         for n, names in forbidden_helpers(hidden_source).items()
     }
     params, defined = answer_params(template), definitions(template)
-    private = hidden_definitions(hidden_source)
+    private = top_level_names(hidden_source)
     found = {
         key: scan(code, modules, params.get(key, set()), defined)
-        + [
-            f"reaches the hidden tests' {name}"
-            for name in sorted(
-                _names(code) & private - set(params.get(key, set())) - _own(code)
-            )
-        ]
+        + reaches_hidden(code, private, params.get(key, set()))
         for key, code in answers.items()
     }
     for n, names in forbidden.items():
@@ -723,16 +704,6 @@ def suspicions(answers: dict, template, hidden_source: str) -> dict:
                 for why in uses_forbidden(code, names, params.get(key, set()))
             )
     return {key: whys for key, whys in found.items() if key in answers}
-
-
-def _names(code: str) -> set:
-    tree, _ = parse_answer(code)
-    return names_in(tree) if tree is not None else set()
-
-
-def _own(code: str) -> set:
-    tree, _ = parse_answer(code)
-    return local_names(tree) if tree is not None else set()
 
 
 def _called(key) -> str:

@@ -686,11 +686,16 @@ def forbidden_helpers(hidden_source: str) -> dict:
     return found
 
 
-def hidden_definitions(hidden_source: str) -> set:
-    """The names a chapter's hidden tests define at their top level (their private helpers, the tests
-    themselves): an answer that names one reaches into the tests."""
+def top_level_names(source: str) -> set:
+    """The names a piece of code binds at its top level (defined, assigned); none if it does not parse. Of a
+    chapter's hidden tests: their private helpers and the tests themselves, which no answer may name; of an
+    answer's cell: the names that are the answer's to bind."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
     names = set()
-    for node in ast.parse(hidden_source).body:
+    for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         for target in getattr(node, "targets", [getattr(node, "target", None)]):
@@ -754,4 +759,16 @@ def uses_forbidden(code: str, forbidden: set, params: set = frozenset()) -> list
     return [
         f"uses {name}, which the exercise asks you to do without"
         for name in sorted(((names_in(tree) - own) | strings) & forbidden)
+    ]
+
+
+def reaches_hidden(code: str, private: set, params: set = frozenset()) -> list:
+    """Reasons to hold an answer that names what its chapter's hidden tests define (`top_level_names` of them),
+    other than a name it binds itself or its function was given."""
+    tree, _ = parse_answer(code)
+    if tree is None:
+        return []  # `scan` holds what cannot be read
+    return [
+        f"reaches the hidden tests' {name}"
+        for name in sorted(names_in(tree) & private - local_names(tree) - set(params))
     ]
