@@ -268,8 +268,10 @@ def table_problems(nb, sweep: dict | None, current: bool) -> list:
     i, summary = claims_table.table_cell(nb), claims_table.summary_cell(nb)
     if i is None:
         return [f"no cell starts with '{claims_table.HEADING}'"]
-    if summary is None or i != summary + 1:
-        return ["the table's cell must come right after the '## Summary' cell"]
+    if summary is None or not claims_table.follows_summary(nb):
+        return [
+            "the table's cell must close the Summary: after '## Summary', before any other heading"
+        ]
     try:
         rows = claims_table.parse(nb.cells[i].source)
     except ValueError as e:

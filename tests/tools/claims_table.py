@@ -88,11 +88,27 @@ def summary_cell(nb) -> int | None:
 
 
 def summary_bullets(nb) -> int:
-    """How many top-level bullets the Summary cell has."""
-    i = summary_cell(nb)
+    """How many top-level bullets the Summary has: in the markdown cells from `## Summary` to the table."""
+    i, end = summary_cell(nb), table_cell(nb)
     if i is None:
         return 0
-    return len(re.findall(r"^- ", nb.cells[i].source, re.M))
+    cells = nb.cells[i : end if end is not None and end > i else i + 1]
+    return sum(
+        len(re.findall(r"^- ", c.source, re.M))
+        for c in cells
+        if c.cell_type == "markdown"
+    )
+
+
+def follows_summary(nb) -> bool:
+    """The table closes the Summary: it comes after `## Summary`, with no other heading between them."""
+    i, end = summary_cell(nb), table_cell(nb)
+    if i is None or end is None or end <= i:
+        return False
+    return not any(
+        c.cell_type == "markdown" and re.match(r"#{1,3} ", c.source.lstrip())
+        for c in nb.cells[i + 1 : end]
+    )
 
 
 def parse(source: str) -> list:
