@@ -55,6 +55,9 @@ ALLOWED_FORMS = [
         r"\b\d[\d,]*\s+(training |test |held-out |handwritten )*(images|digits|pixels|classes)\b"
     ),  # the data
     re.compile(r"\b\d+-core\b"),  # the machine
+    re.compile(
+        r"\b\d+(\s+of\s+\d+)?\s+seeds\s+swept\b|\b\d+-seed\s+sweep"
+    ),  # the seed tool's sweep
 ]
 NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:[eE][−-]?\d+)?(?![\w])"
@@ -191,7 +194,9 @@ def _without_slack(source: str) -> str:
         rows = claims_table.parse(source)
     except ValueError:
         return source
-    return claims_table.write_slack(source, ["–"] * len(rows))
+    # nor its `#` column, which numbers the Summary's bullets
+    source = claims_table.write_slack(source, ["–"] * len(rows))
+    return re.sub(r"^(\s*\|)\s*[\d, ]+\s*\|", r"\1 – |", source, flags=re.M)
 
 
 def intro_parts() -> tuple[list, list]:
