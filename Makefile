@@ -117,7 +117,8 @@ bench: venv
 	$(PY) tests/tools/bench.py $(NB) $(if $(WITH_CI),--ci)
 
 # Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (about 90 min
-# for 30 seeds of every chapter). Records in _build/seeds/; the table goes on the reproducibility page.
+# for 30 seeds of every chapter). Records in _build/seeds/, condensed into book/sweeps/ (committed); from those the
+# table on the reproducibility page and the min slack column of every chapter's claims-and-controls table.
 N ?= 30
 seeds: venv
 	$(PY) tests/tools/seeds.py -n $(N) $(NB)

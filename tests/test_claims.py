@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
+import claims_table
 from conftest import NOTEBOOKS, read_notebook
+from seeds import code_hash
 from settings import INTRO
 
 # --- what is stripped before numbers are looked for: not prose, or numbers that are names -------------------
@@ -167,7 +169,14 @@ def unsupported(markdown: list, code_sources: list) -> list:
 
 def notebook_parts(path: Path) -> tuple[list, list]:
     nb = read_notebook(path)
-    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    # the claims-and-controls table's `min slack` column is the seed tool's, checked below, not a claim of the prose
+    markdown = [
+        _without_slack(c.source)
+        if c.source.lstrip().startswith(claims_table.HEADING)
+        else c.source
+        for c in nb.cells
+        if c.cell_type == "markdown"
+    ]
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     captions = [
         c.metadata["mystnb"]["figure"].get("caption", "")
@@ -175,6 +184,14 @@ def notebook_parts(path: Path) -> tuple[list, list]:
         if "figure" in c.metadata.get("mystnb", {})
     ]
     return markdown + captions, code
+
+
+def _without_slack(source: str) -> str:
+    try:
+        rows = claims_table.parse(source)
+    except ValueError:
+        return source
+    return claims_table.write_slack(source, ["–"] * len(rows))
 
 
 def intro_parts() -> tuple[list, list]:
@@ -243,3 +260,152 @@ def test_a_number_inserted_into_a_chapter_is_caught(path):
     markdown, code = notebook_parts(path)
     inserted = "After training, the deeper net ends at 37.25 % error."
     assert any(inserted in p for p in unsupported(markdown + [inserted], code))
+
+
+# --- the claims-and-controls table (tests/tools/claims_table.py) ---------------------------------------------
+def table_problems(nb, sweep: dict | None, current: bool) -> list:
+    """What is wrong with a chapter's claims-and-controls table, one sentence each."""
+    i, summary = claims_table.table_cell(nb), claims_table.summary_cell(nb)
+    if i is None:
+        return [f"no cell starts with '{claims_table.HEADING}'"]
+    if summary is None or not claims_table.follows_summary(nb):
+        return [
+            "the table's cell must close the Summary: after '## Summary', before any other heading"
+        ]
+    try:
+        rows = claims_table.parse(nb.cells[i].source)
+    except ValueError as e:
+        return [str(e)]
+    problems, asserts = [], claims_table.chapter_asserts(nb)
+    bullets = claims_table.summary_bullets(nb)
+    named = {b for row in rows for b in row.bullets}
+    problems += [
+        f"Summary bullet {b} has no row"
+        for b in range(1, bullets + 1)
+        if b not in named
+    ]
+    problems += [
+        f"a row names bullet {b}, but the Summary has {bullets}"
+        for b in sorted(named)
+        if not 1 <= b <= bullets
+    ]
+    for row in rows:
+        if not row.asserts and "{cite" not in row.claim:
+            problems.append(
+                f"'{row.claim}': a `cited` row needs a {{cite}} in its claim"
+            )
+        found = []
+        for snippet in row.asserts:
+            hits = [a for a in asserts if claims_table.matches(snippet, a.test)]
+            if not hits:
+                problems.append(
+                    f"'{row.claim}': no assert of the chapter contains `{snippet}`"
+                )
+            found += hits
+        for control in row.controls:
+            if control.verdict == "holds" and not any(
+                control.tag in a.message for a in found
+            ):
+                problems.append(
+                    f"'{row.claim}': '{control.kind}: {control.value} — holds', but none of the row's asserts has "
+                    f"{control.tag} in its message"
+                )
+            if control.verdict == "holds" and sweep is not None and current:
+                tagged = [a.test for a in found if control.tag in a.message]
+                n = len(sweep["seeds"])
+                ran = [
+                    r
+                    for r in sweep["asserts"]
+                    if r["reached"] == n
+                    and any(claims_table.matches(t, r["label"]) for t in tagged)
+                ]
+                if not ran:
+                    problems.append(
+                        f"'{row.claim}': the sweep has no record that the {control.tag} assert ran for every seed"
+                    )
+        expected = claims_table.slack_text(row, sweep, current)
+        if row.slack != expected:
+            problems.append(
+                f"'{row.claim}': `min slack` reads '{row.slack}', the sweep summary says '{expected}' "
+                "(run `python tests/tools/seeds.py --report`)"
+            )
+    return problems
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_chapter_has_a_claims_and_controls_table(path):
+    sweep = claims_table.load_sweep(path.stem)
+    current = sweep is not None and sweep.get("code") == code_hash(path)
+    problems = table_problems(read_notebook(path), sweep, current)
+    assert not problems, (
+        f"{path.name}, its claims-and-controls table:\n  " + "\n  ".join(problems)
+    )
+
+
+def _toy(
+    table: str, code: str = "assert a < b, '[init: he] a below b'\nassert c > d\n"
+):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(code),
+        nbformat.v4.new_markdown_cell("## Summary\n\n- one\n- two\n"),
+        nbformat.v4.new_markdown_cell(
+            f"{claims_table.HEADING}\n\n| # | claim | asserts | min slack | controls |\n"
+            f"| --- | --- | --- | --- | --- |\n{table}"
+        ),
+    ]
+    return nb
+
+
+GOOD = "| 1 | a below b | `a < b` | not swept | init: he — holds |\n| 2 | c above d | `c > d` | not swept | none: exact |\n"
+
+
+def test_a_good_table_passes():
+    assert table_problems(_toy(GOOD), None, False) == []
+
+
+@pytest.mark.parametrize(
+    "table, complaint",
+    [
+        (
+            "| 1 | a below b | `a < b` | not swept | init: he — holds |\n",
+            "bullet 2 has no row",
+        ),
+        (GOOD.replace("`c > d`", "`c >= d`"), "no assert of the chapter contains"),
+        (
+            GOOD.replace("init: he — holds", "init: xavier — holds"),
+            "has [init: xavier] in its message",
+        ),
+        (GOOD.replace("init: he — holds", "init: he — maybe"), "a control reads"),
+        (GOOD.replace("| 2 |", "| 3 |"), "the Summary has 2"),
+        (
+            GOOD.replace("not swept | none", "0.5 | none"),
+            "the sweep summary says 'not swept'",
+        ),
+        (GOOD.replace("`c > d`", "cited"), "needs a {cite}"),
+    ],
+)
+def test_a_bad_table_fails(table, complaint):
+    problems = table_problems(_toy(table), None, False)
+    assert any(complaint in p for p in problems), problems
+
+
+def test_the_slack_column_and_the_holds_control_are_read_from_the_sweep():
+    sweep = {
+        "seeds": [1000, 2000],
+        "asserts": [
+            {"label": "a < b", "reached": 2, "fired": 0, "min": 0.25, "median": 0.5},
+            {"label": "c > d", "reached": 1, "fired": 0, "min": 0.5, "median": 0.5},
+        ],
+    }
+    good = GOOD.replace("| not swept | init", "| 0.25 | init").replace(
+        "not swept | none", "reached in 1 of 2 seeds | none"
+    )
+    assert table_problems(_toy(good), sweep, True) == []
+    sweep["asserts"][0]["reached"] = 1
+    problems = table_problems(_toy(good), sweep, True)
+    assert any("no record that the [init: he] assert ran" in p for p in problems), (
+        problems
+    )

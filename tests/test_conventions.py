@@ -5,6 +5,7 @@ import base64
 import re
 import tomllib
 
+import pytest
 import yaml
 
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
@@ -109,6 +110,65 @@ def test_committed_with_outputs_and_no_errors(notebook_path):
         o.get("text", "") for c in cells for o in c.outputs if o.output_type == "stream"
     )
     assert "Traceback" not in streams
+
+
+# an absolute path on the machine that ran the notebook: /home/..., /tmp/..., C:\\...
+LOCAL_PATH = re.compile(
+    r"(?<![\w.:/])/(home|root|tmp|work|Users|usr|opt|var|private)/|\b[A-Z]:\\\\"
+)
+COPIES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
+    (ROOT / "notebooks").glob("*/[0-9][0-9]_*.ipynb")
+)
+
+
+def output_problems(nb) -> list:
+    """Each output a reader should not see: a warning on stderr, an absolute path of the machine that ran it."""
+    problems = []
+    for i, cell in enumerate(code_cells(nb)):
+        for output in cell.get("outputs", []):
+            texts = [output.get("text", "")] + [
+                v if isinstance(v, str) else str(v)
+                for k, v in output.get("data", {}).items()
+                if k.startswith("text/")
+            ]
+            text = "\n".join(texts)
+            if output.get("name") == "stderr" and "Warning" in text:
+                problems.append(
+                    f"code cell {i}: a warning on stderr: {text.strip()[:120]}"
+                )
+            if LOCAL_PATH.search(text):
+                problems.append(
+                    f"code cell {i}: an absolute local path: {text.strip()[:120]}"
+                )
+    return problems
+
+
+@pytest.mark.parametrize(
+    "path", COPIES, ids=[str(p.relative_to(ROOT / "notebooks")) for p in COPIES]
+)
+def test_no_output_holds_a_warning_or_a_local_path(path):
+    problems = output_problems(read_notebook(path))
+    assert not problems, (
+        f"{path.relative_to(ROOT)}: fix the cause, then re-execute:\n  "
+        + "\n  ".join(problems)
+    )
+
+
+def test_the_output_check_can_fail():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x")]
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output(
+            "stream", name="stderr", text="/home/ann/x.py:3: RuntimeWarning: overflow"
+        ),
+        nbformat.v4.new_output(
+            "execute_result", data={"text/plain": "'C:\\\\Users\\\\ann'"}
+        ),
+    ]
+    problems = output_problems(nb)
+    assert len(problems) == 3, problems
 
 
 def test_code_lines_fit_the_code_box(notebook_path):

@@ -212,6 +212,14 @@ def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(
     assert rows[0][3] == 1 and rows[1][3] == 0, (
         "the first assert fired once (seed 2000), the second never"
     )
+    # the summary committed in book/sweeps/, which the claims-and-controls tables read
+    summary = seeds.condense(record)
+    assert summary["passed"] == 1 and list(summary["errors"]) == ["2000"]
+    first = summary["asserts"][0]
+    assert (
+        first["label"] == "x < 1.25" and first["reached"] == 2 and first["fired"] == 1
+    )
+    assert first["min"] == pytest.approx(-0.6)  # x = 2 lands 60 % outside 1.25
 
 
 def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_docstrings_format_or_cells(

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from settings import COLAB_DIR, NOTEBOOKS, ROOT, load_config  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from author_year_labels import author_year  # noqa: E402
+from author_year_labels import author_year_labels  # noqa: E402
 
 ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<body>[^`]+)`")
 FENCE = re.compile(
@@ -59,7 +59,7 @@ def site() -> str:
 def labels() -> dict:
     """Each bibliography key's label as the book prints it: "He et al., 2016a"."""
     bibliography = parse_file(str(ROOT / "book" / "references.bib"))
-    return {key: author_year(entry) for key, entry in bibliography.entries.items()}
+    return author_year_labels(bibliography.entries)
 
 
 def cite(role: str, keys: str) -> str:

@@ -8,9 +8,11 @@ the threshold (|b|), as the minimum and the median over seeds. Asserts of anothe
 
 The chapters seed their models internally as SEED + k, so the sweep's seeds are spaced 1,000 apart
 (1000, 2000, ...): no two runs share a network. Two notebooks run at a time (each uses one thread).
-The raw records go to _build/seeds/<chapter>.json; `--report` turns every record there into the table on
-book/reproducibility.md (between the seeds markers), with the commit each chapter was measured at; a chapter with
-no record there keeps its row.
+The raw records go to _build/seeds/<chapter>.json. `--report` condenses each into a summary that is committed,
+book/sweeps/<chapter>.json (each assert's source, how many seeds reached it, fired it, and its min and median
+slack), then writes from the summaries the table on book/reproducibility.md (between the seeds markers), with the
+commit each chapter was measured at, and the `min slack` column of every chapter's claims-and-controls table
+(tests/tools/claims_table.py); a chapter with no summary keeps its row.
 
 Usage: python tests/tools/seeds.py [-n 30] [--jobs 2] notebooks/03_gradient_flow.ipynb ...
        python tests/tools/seeds.py --report
@@ -36,6 +38,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import claims_table  # noqa: E402
 from execute import inject_parameters  # noqa: E402
 from settings import CELL_TIMEOUT, REPRODUCIBILITY, ROOT, SEED_SPACING, headless  # noqa: E402
 
@@ -253,6 +256,59 @@ def summarise(record: dict) -> tuple[str, list]:
     return head, rows
 
 
+def condense(record: dict) -> dict:
+    """The summary committed in book/sweeps/: per assert, its source, the seeds that reached and fired it, and its
+    min and median slack (None for an assert of another shape)."""
+    runs, labels = record["runs"], {}
+    for run in runs:
+        labels.update(run["labels"])
+    asserts = []
+    for key, label in labels.items():
+        slacks = [r["slack"][key] for r in runs if r["slack"].get(key) is not None]
+        asserts.append(
+            {
+                "key": key,
+                "label": label,
+                "reached": sum(1 for r in runs if key in r["slack"]),
+                "fired": sum(
+                    1 for r in runs if r["error"] and _failed_here(r, key, labels)
+                ),
+                "min": round(min(slacks), 6) if slacks else None,
+                "median": round(statistics.median(slacks), 6) if slacks else None,
+            }
+        )
+    return {
+        "chapter": record["chapter"],
+        "commit": record["commit"],
+        "date": record["date"],
+        "code": record["code"],
+        "seeds": record["seeds"],
+        "passed": sum(1 for r in runs if not r["error"]),
+        "errors": {str(r["seed"]): r["error"] for r in runs if r["error"]},
+        "asserts": asserts,
+    }
+
+
+def write_tables() -> None:
+    """Fill the `min slack` column of every chapter's claims-and-controls table from its summary."""
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        i = claims_table.table_cell(nb)
+        if i is None:
+            continue
+        sweep = claims_table.load_sweep(path.stem)
+        current = sweep is not None and sweep.get("code") == code_hash(path)
+        rows = claims_table.parse(nb.cells[i].source)
+        source = claims_table.write_slack(
+            nb.cells[i].source,
+            [claims_table.slack_text(r, sweep, current) for r in rows],
+        )
+        if source != nb.cells[i].source:
+            nb.cells[i].source = source
+            nbformat.write(nb, path)
+            print(f"{path.name}: its table's min slack column rewritten")
+
+
 def _failed_here(run: dict, key: str, labels: dict) -> bool:
     """In a failing run, the assert that landed outside its threshold fired; failing that, the first assert the run
     did not reach (an assert of another shape, or one in a cell that raised)."""
@@ -263,25 +319,26 @@ def _failed_here(run: dict, key: str, labels: dict) -> bool:
     return bool(unreached) and unreached[0] == key
 
 
-def table(records: list) -> str:
+def table(summaries: list) -> str:
     lines = [
         "| chapter | seeds passed | asserts | tightest assert (min slack) | median slack of that assert | measured at |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for record in records:
-        _, rows = summarise(record)
-        passed = sum(1 for r in record["runs"] if not r["error"])
-        measured = [r for r in rows if r[4] != "–"]
-        tight = min(measured, key=lambda r: float(r[4])) if measured else None
-        label = f"`{_short(tight[1])}`" if tight else "–"
-        path = ROOT / "notebooks" / f"{record['chapter']}.ipynb"
-        current = path.exists() and code_hash(path) == record.get("code")
-        measured_at = f"{record['commit']}, {record['date']}" + (
+    for summary in summaries:
+        rows = summary["asserts"]
+        measured = [r for r in rows if r["min"] is not None]
+        tight = min(measured, key=lambda r: r["min"]) if measured else None
+        label = f"`{_short(tight['label'])}`" if tight else "–"
+        path = ROOT / "notebooks" / f"{summary['chapter']}.ipynb"
+        current = path.exists() and code_hash(path) == summary.get("code")
+        measured_at = f"{summary['commit']}, {summary['date']}" + (
             "" if current else " (stale: the code has changed since)"
         )
+        lo = f"{tight['min']:.3g}" if tight else "–"
+        med = f"{tight['median']:.3g}" if tight else "–"
         lines.append(
-            f"| {record['chapter']} | {passed}/{len(record['runs'])} | {len(rows)} | {label}: {tight[4] if tight else '–'} "
-            f"| {tight[5] if tight else '–'} | {measured_at} |"
+            f"| {summary['chapter']} | {summary['passed']}/{len(summary['seeds'])} | {len(rows)} | "
+            f"{label}: {lo} | {med} | {measured_at} |"
         )
     return "\n".join(lines)
 
@@ -306,8 +363,18 @@ def print_record(record: dict) -> None:
 
 def report() -> int:
     records = [json.loads(p.read_text()) for p in sorted(OUT.glob("*.json"))]
-    if not records:
-        raise SystemExit(f"No sweep records in {OUT}: run `make seeds` first.")
+    claims_table.SWEEPS.mkdir(exist_ok=True)
+    for record in records:
+        summary = claims_table.SWEEPS / f"{record['chapter']}.json"
+        summary.write_text(json.dumps(condense(record), indent=1) + "\n")
+    summaries = [
+        json.loads(p.read_text()) for p in sorted(claims_table.SWEEPS.glob("*.json"))
+    ]
+    if not summaries:
+        raise SystemExit(
+            f"No sweep records in {OUT} or {claims_table.SWEEPS}: run `make seeds` first."
+        )
+    write_tables()
     text = REPRODUCIBILITY.read_text()
     start, end = MARKERS
     if start not in text or end not in text:
@@ -317,9 +384,9 @@ def report() -> int:
         text.split(start)[1].split(end)[0],
         text.split(end)[1],
     )
-    # a chapter with no record on this machine keeps the row it had (the records are not committed)
-    new = table(records).splitlines()
-    swept = {record["chapter"] for record in records}
+    # a chapter with no summary keeps the row it had
+    new = table(summaries).splitlines()
+    swept = {summary["chapter"] for summary in summaries}
     kept = [
         line
         for line in old.splitlines()
@@ -332,7 +399,7 @@ def report() -> int:
     print(body)
     for record in records:
         print_record(record)
-    return 0 if all(not r["error"] for rec in records for r in rec["runs"]) else 1
+    return 0 if all(not s["errors"] for s in summaries) else 1
 
 
 def main() -> int:
