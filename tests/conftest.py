@@ -21,19 +21,10 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
 def run_alone(nb: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
     """Execute `nb` in place, headless, in `folder` (as Colab opens a single file); a cell that raises leaves its
     error as an output and the run goes on."""
-    from nbclient import NotebookClient
-
-    from settings import CELL_TIMEOUT
+    from execute import run_notebook
 
     headless()
-    client = NotebookClient(
-        nb,
-        timeout=CELL_TIMEOUT,
-        allow_errors=True,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(folder)}},
-    )
-    client.execute()
+    run_notebook(nb, folder, allow_errors=True)
     return nb
 
 

@@ -2,19 +2,74 @@
 
 Each notebook runs in an empty temporary folder, as it would in Colab, headless (RC_HEADLESS=1).
 Usage: python tests/tools/execute.py notebooks/02_identity_and_zero_init.ipynb [...]
+
+`run_notebook` is the one place a notebook is executed: this script, the grader, the mutants, the seed sweep and the tests
+all call it.
 """
 
 import argparse
+import contextlib
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
+from traitlets import List, Unicode
+from traitlets.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from settings import CELL_TIMEOUT, headless  # noqa: E402
+
+
+class KernelUnder(AsyncKernelManager):
+    """A kernel manager whose kernel's command line runs under `prefix` (the grader's sandbox; empty: none)."""
+
+    prefix = List(Unicode(), config=True, help="the command the kernel runs under")
+
+    def format_kernel_cmd(self, extra_arguments=None) -> list:
+        return [*self.prefix, *super().format_kernel_cmd(extra_arguments)]
+
+
+def run_notebook(
+    nb: nbformat.NotebookNode,
+    folder: Path,
+    *,
+    timeout: int = CELL_TIMEOUT,
+    allow_errors: bool = False,
+    interrupt_on_timeout: bool = False,
+    env: dict | None = None,
+    prefix: list = (),
+    sockets: Path | None = None,
+) -> None:
+    """Execute `nb` in place with the pinned kernel, working in `folder`. `allow_errors`: a cell that raises leaves
+    its error as an output and the run goes on (otherwise nbclient's CellExecutionError). `env`: the kernel's whole
+    environment (default: this process's). `prefix`: the command the kernel runs under. The kernel talks over Unix
+    sockets, files in `sockets` (default: a temporary folder of their own), never TCP ports: kernels started side by
+    side (two test workers, a seed sweep) cannot race for one port, and a sandbox without a network can hold one."""
+    with contextlib.ExitStack() as stack:
+        if sockets is None:
+            sockets = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            allow_errors=allow_errors,
+            interrupt_on_timeout=interrupt_on_timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(folder)}},
+            kernel_manager_class=KernelUnder,
+            config=Config(
+                KernelUnder={
+                    "prefix": list(prefix),
+                    "transport": "ipc",
+                    "ip": str(sockets / "kernel"),
+                    "connection_file": str(sockets / "connection.json"),
+                }
+            ),
+        )
+        client.execute(**({} if env is None else {"env": env}))
 
 
 def execute(
@@ -26,14 +81,8 @@ def execute(
         nb = inject_parameters(nb, parameters)
     headless()
     with tempfile.TemporaryDirectory() as workdir:
-        client = NotebookClient(
-            nb,
-            timeout=timeout,
-            kernel_name="python3",
-            resources={"metadata": {"path": workdir}},
-        )
         start = time.perf_counter()
-        client.execute()
+        run_notebook(nb, Path(workdir), timeout=timeout)
         return nb, time.perf_counter() - start
 
 

@@ -41,14 +41,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
-from jupyter_client import AsyncKernelManager
-from nbclient import NotebookClient
-from traitlets import List, Unicode
-from traitlets.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import settings  # noqa: E402  (settings.HIDDEN is read at call time: a test points it at a toy chapter)
-from execute import inject_parameters  # noqa: E402
+from execute import inject_parameters, run_notebook  # noqa: E402
 from rebuild import (  # noqa: E402
     ANSWER_TAG,
     STUB,
@@ -517,47 +513,22 @@ def hidden_folders(folders) -> list:
     return [f for f in found if not any(g in f.parents for g in found)]
 
 
-class SandboxedKernelManager(AsyncKernelManager):
-    """Starts the kernel under `prefix` (the sandbox). Configured to talk over Unix sockets, which need no
-    network: `sandboxed_kernel(prefix, folder)`."""
-
-    prefix = List(Unicode(), config=True, help="the command the kernel runs under")
-
-    def format_kernel_cmd(self, extra_arguments=None) -> list:
-        return [*self.prefix, *super().format_kernel_cmd(extra_arguments)]
-
-
-def sandboxed_kernel(prefix: list, folder: Path) -> dict:
-    """NotebookClient's arguments for a kernel under `prefix` whose sockets are files in `folder`; the client
-    starts the kernel and shuts it down."""
-    return {
-        "kernel_manager_class": SandboxedKernelManager,
-        "config": Config(
-            SandboxedKernelManager={
-                "prefix": [str(folder) if part == FOLDER else part for part in prefix],
-                "transport": "ipc",
-                "ip": str(folder / "kernel"),
-                "connection_file": str(folder / "connection.json"),
-            }
-        ),
-    }
-
-
-def execute(nb, timeout: int, workdir: Path, kernel: dict) -> list:
-    """Run `nb` in place, in `workdir` with a home of its own there; notes on a kernel that died or never started."""
+def execute(nb, timeout: int, workdir: Path, prefix: list) -> list:
+    """Run `nb` in place, in `workdir` with a home of its own there and its sockets there too, under `prefix` (the
+    sandbox's command with FOLDER in it, or [] for none); notes on a kernel that died or never started."""
     home = workdir / "home"
     home.mkdir()
-    client = NotebookClient(
-        nb,
-        timeout=timeout,
-        interrupt_on_timeout=True,
-        allow_errors=True,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(workdir)}},
-        **kernel,
-    )
     try:
-        client.execute(env=kernel_environment(home))
+        run_notebook(
+            nb,
+            workdir,
+            timeout=timeout,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            env=kernel_environment(home),
+            prefix=[str(workdir) if part == FOLDER else part for part in prefix],
+            sockets=workdir,
+        )
     except Exception as err:  # the kernel died, or could not start
         why = (
             str(err)[:120]
@@ -612,7 +583,7 @@ def reference_records(
     headless()
     # its own kernel, over Unix sockets as the submissions' are, in a folder the sandboxed kernels cannot see
     with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
-        notes = execute(nb, timeout, Path(workdir), sandboxed_kernel([], Path(workdir)))
+        notes = execute(nb, timeout, Path(workdir), [])
     found = records(nb, n_notebook)
     if problems := notes + reference_problems(found, numbers):
         raise SystemExit(
@@ -670,8 +641,7 @@ def run_submission(
     nb.cells += grading_cells(source, numbers)
     headless()
     with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
-        kernel = sandboxed_kernel(sandboxed, Path(workdir)) if sandboxed else {}
-        notes = execute(nb, timeout, Path(workdir), kernel)
+        notes = execute(nb, timeout, Path(workdir), sandboxed or [])
     run["records"] = records(nb, n_submitted)
     run["notes"] = "; ".join(cell_problems(nb, n_submitted) + notes)
     run["flags"] = "; ".join(flags)

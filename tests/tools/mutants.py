@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from execute import run_notebook  # noqa: E402
 from grade import (  # noqa: E402
     exercises,
     grading_cells,
@@ -34,7 +35,7 @@ from grade import (  # noqa: E402
     verdict,
     with_preamble,
 )
-from settings import CELL_TIMEOUT, MUTANTS, NOTEBOOKS, STUDENT_DIR, headless  # noqa: E402
+from settings import MUTANTS, NOTEBOOKS, STUDENT_DIR, headless  # noqa: E402
 
 TAG = "mutant"  # the metadata tag of a mutant's grading cell: {"mutant": index}
 HELD = "held"  # a mutant the scan flags is held, as `make grade` holds such an answer: {"held": reasons}, mark 0
@@ -115,8 +116,6 @@ def wrong_marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> lis
 def main(chapter: str, secrets: list) -> int:
     """Run the instructor notebook once; then, for no secret and for each of `secrets`, the hidden tests on the
     reference solutions and on every mutant, in the same kernel (the hidden tests read _SECRET when they run)."""
-    from nbclient import NotebookClient
-
     path = next((p for p in NOTEBOOKS if p.stem == chapter), None)
     if path is None:
         raise SystemExit(
@@ -141,11 +140,7 @@ def main(chapter: str, secrets: list) -> int:
         segments.append((secret, start, solved, len(nb.cells)))
     headless()
     with tempfile.TemporaryDirectory() as workdir:
-        client = NotebookClient(
-            nb, timeout=CELL_TIMEOUT, allow_errors=True, kernel_name="python3"
-        )
-        client.resources = {"metadata": {"path": workdir}}
-        client.execute()
+        run_notebook(nb, Path(workdir), allow_errors=True)
     found, status = mutants(chapter), 0
     for secret, start, solved, end in segments:
         reference = records(nbformat.v4.new_notebook(cells=nb.cells[start:solved]), 0)

@@ -34,13 +34,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import claims_table  # noqa: E402
-from execute import inject_parameters  # noqa: E402
-from settings import CELL_TIMEOUT, REPRODUCIBILITY, ROOT, SEED_SPACING, headless  # noqa: E402
+from execute import inject_parameters, run_notebook  # noqa: E402
+from settings import REPRODUCIBILITY, ROOT, SEED_SPACING, headless  # noqa: E402
 
 OUT = ROOT / "_build" / "seeds"
 MARKERS = ("<!-- seeds:start -->", "<!-- seeds:end -->")
@@ -136,15 +135,9 @@ def run_one(path: Path, seed: int) -> dict:
         slack_file = Path(workdir) / "slack.jsonl"
         headless()
         os.environ["RC_SLACK_FILE"] = str(slack_file)
-        client = NotebookClient(
-            nb,
-            timeout=CELL_TIMEOUT,
-            kernel_name="python3",
-            resources={"metadata": {"path": workdir}},
-        )
         start, error = time.perf_counter(), None
         try:
-            client.execute()
+            run_notebook(nb, Path(workdir))
         except CellExecutionError as e:
             # without colour codes
             error = re.sub(r"\x1b\[[0-9;]*m", "", str(e).strip().splitlines()[-1])[:300]
