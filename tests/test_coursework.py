@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from markdown_it import MarkdownIt
 
-from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook
+from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, same_marks_as_recorded
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 from colab import colab_version, figure_names  # noqa: E402
@@ -1270,3 +1270,19 @@ def test_an_answer_that_names_any_private_helper_of_its_hidden_tests_is_held():
     assert suspicions(
         {1: "    _bn_nets = 3\n    return _bn_nets"}, template, hidden
     ) == {1: []}, "a local of the answer's own is its own"
+
+
+def test_crafted_submissions_get_the_marks_recorded(graded, attacks, patches):
+    """Every crafted submission above gets the marks, holds, reasons, notes and flags recorded (tests/marks/)."""
+    fields = ("score", "reasons", "notes", "flags", "self_checks")
+
+    def kept(row) -> dict:
+        marks = {k: v for k, v in row.items() if k.startswith("exercise_")}
+        return {"student": row["student"], **marks, **{k: row[k] for k in fields}}
+
+    rows = [kept(graded[name]) for name in sorted(graded)]
+    rows += [
+        kept(row) for name in ATTACKS for row in (attacks[name][0], attacks[name][2])
+    ]
+    rows += [kept(row) for name in PATCHES for row in patches[name]]
+    same_marks_as_recorded("crafted", rows)

@@ -20,7 +20,7 @@ import re
 import nbformat
 import papermill
 
-from conftest import TEST_SEED, read_notebook, run_alone
+from conftest import TEST_SEED, read_notebook, run_alone, same_marks_as_recorded
 from execute import inject_parameters
 from grade import (
     cell_problems,
@@ -31,7 +31,7 @@ from grade import (
     verdict,
     with_preamble,
 )
-from mutants import mutant_cells, wrong_marks
+from mutants import marks, mutant_cells, wrong_marks
 from rebuild import rebuild
 from settings import STUDENT_DIR, TEST_SECRET
 
@@ -110,6 +110,7 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(
         "hidden tests that mark a mutant answer wrongly (tests/mutants/):\n"
         + "\n".join(wrong)
     )
+    same_marks_as_recorded(notebook_path.stem, marks(notebook_path.stem, nb, reference))
 
 
 def test_papermill_sets_the_parameters(notebook_path, tmp_path):

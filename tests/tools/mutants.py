@@ -88,29 +88,45 @@ def mutant_cells(chapter: str, reference: list) -> list:
     return cells
 
 
-def wrong_marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
-    """A sentence for each mutant that got the wrong mark (or none) in an executed notebook with mutant_cells, each
-    judged against `reference`, what the hidden tests recorded of the reference solutions (`grade.verdict`)."""
-    found, problems = mutants(chapter), []
+def marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
+    """What each mutant got in an executed notebook with mutant_cells, judged against `reference`, what the hidden
+    tests recorded of the reference solutions (`grade.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}]
+    in the file's order; 'got' is None where the hidden test reported nothing."""
+    found, got = mutants(chapter), []
     for cell in nb.cells:
         if TAG not in cell.metadata:
             continue
         n, mark, what, _ = found[cell.metadata[TAG]]
         if HELD in cell.metadata:
-            got = (False, f"held by the scan: {', '.join(cell.metadata[HELD])}")
+            passed, why = False, f"held by the scan: {', '.join(cell.metadata[HELD])}"
+        elif printed := records(nbformat.v4.new_notebook(cells=[cell]), 0).get(n):
+            passed, why = verdict(reference[n], printed)
         else:
-            printed = records(nbformat.v4.new_notebook(cells=[cell]), 0).get(n)
-            if not printed:
-                problems.append(
-                    f"exercise {n}, {what}: the hidden test reported nothing"
-                )
-                continue
-            got = verdict(reference[n], printed)
-        if int(got[0]) != mark:
-            problems.append(
-                f"exercise {n}, {what}: got {int(got[0])}, should get {mark} ({got[1]})"
-            )
-    return problems
+            passed, why = None, "the hidden test reported nothing"
+        got.append(
+            {
+                "exercise": n,
+                "what": what,
+                "should": mark,
+                "got": None if passed is None else int(passed),
+                "reason": why,
+            }
+        )
+    return got
+
+
+def wrong_marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
+    """A sentence for each mutant that got the wrong mark (or none) in an executed notebook with mutant_cells."""
+    return [
+        f"exercise {m['exercise']}, {m['what']}: "
+        + (
+            m["reason"]
+            if m["got"] is None
+            else f"got {m['got']}, should get {m['should']} ({m['reason']})"
+        )
+        for m in marks(chapter, nb, reference)
+        if m["got"] != m["should"]
+    ]
 
 
 def main(chapter: str, secrets: list) -> int:
