@@ -22,10 +22,10 @@ $(STAMP): requirements.txt
 	cp requirements.txt $(STAMP)
 
 # Execute every notebook (cached in _build/.jupyter_cache; the ones not cached yet two at a time, by
-# tests/tools/book_cache.py) and build _build/html.
+# booktools/build/book_cache.py) and build _build/html.
 # -W -n --keep-going: any warning, and any failing cell, fails the build. Then check the built site.
 book: venv
-	$(PY) tests/tools/book_cache.py
+	$(PY) -m booktools.build.book_cache
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	RC_REQUIRE_SITE=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site.py
 
@@ -42,9 +42,9 @@ browser: browser-deps
 	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests/test_browser.py
 
 # The whole book as one PDF, _build/html/residual-connections.pdf (the site links it), printed offline from the
-# built site by the same Chromium (tests/tools/pdf.py), then read back by tests/test_pdf.py. After `make book`.
+# built site by the same Chromium (booktools/build/pdf.py), then read back by tests/test_pdf.py. After `make book`.
 pdf: browser-deps
-	$(PY) tests/tools/pdf.py
+	$(PY) -m booktools.build.pdf
 	RC_PDF=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_pdf.py
 
 browser-deps: venv
@@ -114,51 +114,51 @@ newest:
 # Wall time of every notebook against its budget, of a cold and a warm `make book`, and of `make test` in passes
 # (WITH_CI=1: also of .ci/run, about 25 min more). Run it on an idle machine.
 bench: venv
-	$(PY) tests/tools/bench.py $(NB) $(if $(WITH_CI),--ci)
+	$(PY) -m booktools.measure.bench $(NB) $(if $(WITH_CI),--ci)
 
 # Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (about 90 min
 # for 30 seeds of every chapter). Records in _build/seeds/, condensed into book/sweeps/ (committed); from those the
 # table on the reproducibility page and the min slack column of every chapter's claims-and-controls table.
 N ?= 30
 seeds: venv
-	$(PY) tests/tools/seeds.py -n $(N) $(NB)
-	$(PY) tests/tools/seeds.py --report
+	$(PY) -m booktools.measure.seeds -n $(N) $(NB)
+	$(PY) -m booktools.measure.seeds --report
 
 # Re-execute notebooks in place in the pinned kernel (their committed outputs): make execute NB=notebooks/02_....ipynb
 execute: venv
-	$(PY) tests/tools/execute.py $(NB)
+	$(PY) -m booktools.execute $(NB)
 
 # Rewrite every notebook's Colab badge, and the Colab links in book/*.md, from repository.url in _config.yml.
 badges: venv
-	$(PY) tests/tools/badges.py $(NB)
+	$(PY) -m booktools.build.badges $(NB)
 
 # Copy each shared snippet (notebooks/shared/NAME.py: self_check, the figure style, the digits split, the CIFAR-10 loader) into the
 # notebook cells tagged shared:NAME, then rewrite the student versions. Re-execute the notebooks it names.
 sync: venv
-	$(PY) tests/tools/sync.py
-	$(PY) tests/tools/student.py
+	$(PY) -m booktools.build.sync
+	$(PY) -m booktools.build.student
 
 # Colab copies (the chapters' markdown in plain CommonMark) in notebooks/colab/, and from them the student
 # versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
 student: venv
-	$(PY) tests/tools/student.py $(NB)
+	$(PY) -m booktools.build.student $(NB)
 
 # Tag an edition a course can pin, TAG=vYYYY.MM: a commit of its own (the branch does not move) whose Colab and
-# student-version links open the tag (tests/tools/edition.py). Then: git push origin TAG.
+# student-version links open the tag (booktools/build/edition.py). Then: git push origin TAG.
 edition: venv
-	$(PY) tests/tools/edition.py $(TAG)
+	$(PY) -m booktools.build.edition $(TAG)
 
 # Grade a folder of submitted notebooks of one chapter: make grade SUBMISSIONS=dir CHAPTER=02_identity_and_zero_init
-# [HIDDEN=folder of your own hidden tests, instead of the public tests/hidden]
+# [HIDDEN=folder of your own hidden tests, instead of the public booktools/grading/hidden]
 # [REFERENCE=notebook with your reference solutions, instead of notebooks/NN_topic.ipynb]
 # [SECRET='a phrase only you know': the hidden tests draw their inputs from it; make hands it to the grader in
 #  the environment, not on a command line others can see]
 # [LMS=canvas or LMS=moodle: also a CSV for that gradebook's import; ASSIGNMENT="its name there"]
-# [SANDBOX=0: no sandbox, only inside a throwaway container without network (see tests/tools/grade.py)]
+# [SANDBOX=0: no sandbox, only inside a throwaway container without network (see booktools/grading/grade.py)]
 # [RUN_FLAGGED=1: run the answers the scan held for review (they score 0 otherwise); only after reading them]
 grade: venv
 	@test -n "$(SUBMISSIONS)" -a -n "$(CHAPTER)" || { echo "usage: make grade SUBMISSIONS=folder CHAPTER=NN_topic"; exit 2; }
-	$(PY) tests/tools/grade.py "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
+	$(PY) -m booktools.grading.grade "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
 	  $(if $(REFERENCE),--reference "$(REFERENCE)") \
 	  $(if $(LMS),--lms "$(LMS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
 	  $(if $(filter 0,$(SANDBOX)),--no-sandbox) $(if $(filter 1,$(RUN_FLAGGED)),--run-flagged)

@@ -1,17 +1,22 @@
-"""Shared helpers for the book's tests; paths and settings come from tests/tools/settings.py."""
+"""Shared helpers for the book's tests; paths and settings come from booktools/settings.py."""
 
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-from nbval_cache import pytest_addoption  # noqa: E402, F401  (--book-cache)
-from settings import NOTEBOOKS, ROOT, TEST_SEED, colab_url, headless, load_config  # noqa: E402, F401
+from booktools.build.nbval_cache import pytest_addoption  # noqa: F401  (--book-cache)
+from booktools.settings import (  # noqa: F401
+    NOTEBOOKS,
+    ROOT,
+    TEST_SEED,
+    colab_url,
+    headless,
+    load_config,
+)
 
 headless()  # kernels the tests start run headless: no bars, widgets' far corners checked
 
@@ -23,7 +28,7 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
 def run_alone(nb: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
     """Execute `nb` in place, headless, in `folder` (as Colab opens a single file); a cell that raises leaves its
     error as an output and the run goes on."""
-    from execute import run_notebook
+    from booktools.execute import run_notebook
 
     headless()
     run_notebook(nb, folder, allow_errors=True)
@@ -52,7 +57,7 @@ def same_marks_as_recorded(name: str, got) -> None:
 def pytest_configure(config):
     """The --book-cache hooks must see the notebooks' nbval items, which lie outside tests/ and so outside this
     conftest's hooks: register them as a plugin of the whole session."""
-    import nbval_cache
+    from booktools.build import nbval_cache
 
     config.pluginmanager.register(nbval_cache.RECORDER, "nbval_cache")
 

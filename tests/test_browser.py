@@ -20,8 +20,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from booktools.settings import MIN_TEXT_PX, book_pages, smallest_text_px
 from conftest import ROOT, colab_url, read_notebook, tags
-from settings import MIN_TEXT_PX, book_pages, smallest_text_px
 
 if os.environ.get("RC_BROWSER") != "1":
     pytest.skip("the browser test runs under `make browser`", allow_module_level=True)
@@ -380,7 +380,7 @@ def test_every_notebook_figure_is_on_the_page(open_page, chapter):
 def test_figure_text_is_legible_at_laptop_width(open_page, chapter):
     """At 1,280 px each figure's smallest text reads at MIN_TEXT_PX or more. A browser cannot read the text inside a
     PNG, so it is computed from what the notebooks' style sets (the smallest font, drawn at RETINA x FIG_DPI:
-    tests/tools/settings.py) and the image's width on the page against its width in pixels. That no figure
+    booktools/settings.py) and the image's width on the page against its width in pixels. That no figure
     overflows a phone screen sideways is part of the phone test above."""
     shown = open_page(f"{chapter}.html").page.eval_on_selector_all(
         ".cell_output img[src$='.png']",

@@ -14,7 +14,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from settings import SHARED
+from booktools.settings import SHARED
 
 N_PER_BATCH = 4
 

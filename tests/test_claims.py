@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-import claims_table
+from booktools.measure import claims_table
+from booktools.measure.seeds import code_hash
+from booktools.settings import INTRO
 from conftest import NOTEBOOKS, read_notebook
-from seeds import code_hash
-from settings import INTRO
 
 # --- what is stripped before numbers are looked for: not prose, or numbers that are names -------------------
 NOT_PROSE = [
@@ -267,7 +267,7 @@ def test_a_number_inserted_into_a_chapter_is_caught(path):
     assert any(inserted in p for p in unsupported(markdown + [inserted], code))
 
 
-# --- the claims-and-controls table (tests/tools/claims_table.py) ---------------------------------------------
+# --- the claims-and-controls table (booktools/measure/claims_table.py) ---------------------------------------------
 def table_problems(nb, sweep: dict | None, current: bool) -> list:
     """What is wrong with a chapter's claims-and-controls table, one sentence each."""
     i, summary = claims_table.table_cell(nb), claims_table.summary_cell(nb)
@@ -332,7 +332,7 @@ def table_problems(nb, sweep: dict | None, current: bool) -> list:
         if row.slack != expected:
             problems.append(
                 f"'{row.claim}': `min slack` reads '{row.slack}', the sweep summary says '{expected}' "
-                "(run `python tests/tools/seeds.py --report`)"
+                "(run `python -m booktools.measure.seeds --report`)"
             )
     return problems
 

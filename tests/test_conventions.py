@@ -8,8 +8,7 @@ import tomllib
 import pytest
 import yaml
 
-from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
-from settings import (
+from booktools.settings import (
     COLUMN_PX,
     FIGURE_BYTES,
     MIN_TEXT_PX,
@@ -17,6 +16,7 @@ from settings import (
     SHARED,
     smallest_text_px,
 )
+from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
 
 SEEDING_CALLS = {"manual_seed", "seed", "default_rng", "Generator"}
 
@@ -541,10 +541,7 @@ def test_the_erratum_form_asks_for_the_page_the_sentence_and_the_evidence():
 
 def test_the_citation_names_the_book_where_the_config_does():
     """CITATION.cff repeats the two addresses of _config.yml; they must agree."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests" / "tools"))
-    from settings import load_config
+    from booktools.settings import load_config
 
     citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
     config = load_config()
@@ -570,3 +567,47 @@ def test_slider_figures_stay_within_their_byte_budget(notebook_path):
                 assert size <= budget, (
                     f"a slider figure of {size:,} bytes, over {budget:,}: {cell.source[:80]!r}"
                 )
+
+
+# The top level the design card fixes, what tools expect there, and the one package of tooling (README, "Layout").
+TOP_LEVEL = {
+    *("book", "notebooks", "_config.yml", "_toc.yml", "requirements.txt", "tests"),
+    *("README.md", "Makefile", ".ci", "pyproject.toml", ".github", ".gitignore"),
+    *("LICENSE", "CITATION.cff", "booktools"),
+}
+
+
+def tracked(*paths) -> list:
+    import subprocess
+
+    out = subprocess.run(
+        ["git", "ls-files", *paths], cwd=ROOT, capture_output=True, text=True
+    )
+    return out.stdout.split()
+
+
+def test_the_top_level_is_the_design_cards():
+    extra = {path.split("/")[0] for path in tracked()} - TOP_LEVEL
+    assert not extra, (
+        f"new at the top level: {sorted(extra)}; put it under one of {sorted(TOP_LEVEL)}"
+    )
+
+
+def test_tests_hold_tests_their_fixtures_and_the_pins_they_read():
+    """Tooling lives in booktools/; tests/ holds pytest files, the marks and pins they read."""
+    allowed = re.compile(
+        r"tests/(test_\w+\.py|conftest\.py|marks/\w+\.json|\w+-requirements\.txt|nbval_sanitize\.cfg"
+        r"|browser/(requirements\.txt|package(-lock)?\.json))$"
+    )
+    others = [path for path in tracked("tests") if not allowed.match(path)]
+    assert not others, f"not a test, fixture or pin, in tests/: {others}"
+
+
+def test_nothing_edits_the_import_path():
+    """booktools is found from the top level, where every make target runs: no module edits sys.path."""
+    edits = [
+        path
+        for path in tracked("*.py")
+        if re.search(r"sys\.path\.(insert|append)", (ROOT / path).read_text())
+    ]
+    assert not edits, f"these edit sys.path: {edits}"

@@ -10,11 +10,9 @@ import nbformat
 import pytest
 from markdown_it import MarkdownIt
 
-from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, same_marks_as_recorded
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-from colab import colab_version, figure_names  # noqa: E402
-from grade import (  # noqa: E402
+from booktools.build.colab import colab_version, figure_names
+from booktools.build.student import STUDENT_DIR, student_version
+from booktools.grading.grade import (
     COMMON,
     exercises,
     grade,
@@ -22,9 +20,9 @@ from grade import (  # noqa: E402
     secret_number,
     suspicions,
 )
-from rebuild import HIDDEN_NAMES  # noqa: E402
-from settings import COLAB_DIR, HIDDEN  # noqa: E402
-from student import STUDENT_DIR, student_version  # noqa: E402
+from booktools.grading.rebuild import HIDDEN_NAMES
+from booktools.settings import COLAB_DIR, HIDDEN
+from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, same_marks_as_recorded
 
 
 def solution_count(nb) -> int:
@@ -189,7 +187,7 @@ def graded(tmp_path_factory):
     """The grader on a toy chapter of three exercises (every real chapter is graded in test_notebooks_run.py): a
     rewritten or deleted exercise, an infinite loop, a file that is not a notebook, a cell that tampers with the
     grader and answers that reach into the interpreter each cost only what they must, and are flagged."""
-    import settings
+    from booktools import settings
 
     toy = toy_chapter(
         tmp_path_factory, TOY_HIDDEN, TOY_TEMPLATE, ["import math", *FULL]
@@ -260,7 +258,7 @@ def prowler(tmp_path_factory):
     """A submission graded in the sandbox, with a server listening on the grader's loopback."""
     import socket
 
-    import settings
+    from booktools import settings
 
     if why := sandbox_problem():
         pytest.skip(f"this system cannot make the sandbox: {why}")
@@ -271,7 +269,7 @@ def prowler(tmp_path_factory):
     server = socket.create_server(("127.0.0.1", 0))
     server.setblocking(False)
     port = server.getsockname()[1]
-    from grade import runs_folder
+    from booktools.grading.grade import runs_folder
 
     # beside the kernel's own folder, as the reference's and the other submissions' are
     sibling = tempfile.mkdtemp(dir=runs_folder())
@@ -351,7 +349,7 @@ def test_grading_stops_with_a_way_out_where_the_sandbox_cannot_be_made(
 ):
     """Inside many containers user namespaces are blocked: grading says what to do instead of grading
     unprotected, and the probe reports a command that fails or is missing."""
-    import grade as grader
+    from booktools.grading import grade as grader
 
     assert grader.sandbox_problem(["false", "--"]) == "exit 1"
     assert "FileNotFoundError" in grader.sandbox_problem(["no-such-unshare", "--"])
@@ -470,8 +468,8 @@ ATTACKS = {
 @pytest.fixture(scope="module")
 def attacks(tmp_path_factory):
     """{attack: (row graded as usual, the run with the flagged answers run, its row)}."""
-    import settings
-    from grade import run_all, score
+    from booktools import settings
+    from booktools.grading.grade import run_all, score
 
     toy = toy_chapter(
         tmp_path_factory,
@@ -536,7 +534,7 @@ def test_an_invalid_notebook_is_a_row(graded):
 
 def test_grades_record_what_each_self_check_said():
     """The self-checks never change a score, but grades.csv shows what each one told the student."""
-    from grade import self_checks
+    from booktools.grading.grade import self_checks
 
     def checked(*outputs):
         cell = nbformat.v4.new_code_cell("self_check(1, check_exercise_1)")
@@ -575,7 +573,7 @@ def test_grades_export_as_canvas_and_moodle_read_them(graded, tmp_path):
     exercises, in a column named after the assignment."""
     import csv
 
-    from grade import write_lms_csv
+    from booktools.grading.grade import write_lms_csv
 
     rows = [graded[s] for s in sorted(graded)]
     for lms in ("canvas", "moodle"):
@@ -710,7 +708,7 @@ def test_instructor_page_links_every_student_version():
     ],
 )
 def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
-    from rebuild import scan
+    from booktools.grading.rebuild import scan
 
     found = scan(code, {"torch", "np"})
     expected = reason if isinstance(reason, list) else [reason] if reason else []
@@ -723,14 +721,14 @@ def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
     which the scan lets through."""
     import ast
 
-    from mutants import mutants
-    from rebuild import module_names, scan
+    from booktools.grading.mutation import mutants
+    from booktools.grading.rebuild import module_names, scan
 
     modules = module_names(read_notebook(notebook_path))
 
     found = mutants(notebook_path.stem)
     assert found, (
-        f"write tests/mutants/{notebook_path.stem}.py: every chapter's hidden tests have mutants"
+        f"write booktools/grading/mutants/{notebook_path.stem}.py: every chapter's hidden tests have mutants"
     )
     _, numbers = exercises(notebook_path.stem)
     for n, mark, what, code in found:
@@ -761,7 +759,7 @@ def test_the_reference_solutions_submitted_are_neither_flagged_nor_held(
 ):
     """The instructor notebook graded as a submission: every answer is spliced in, none flagged or held (the scan,
     and the helpers each exercise forbids, named anywhere in the answer)."""
-    from rebuild import rebuild
+    from booktools.grading.rebuild import rebuild
 
     source, numbers = exercises(notebook_path.stem)
     template = read_notebook(STUDENT_DIR / notebook_path.name)
@@ -808,8 +806,8 @@ def test_an_answer_that_names_a_forbidden_helper_is_held_wherever_it_names_it():
 def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
     """wrong_marks reads each mutant's grading cell: a wrong answer that passed, a right one that failed, and a hidden
     test that printed nothing are all reported; a wrong answer that failed is not."""
-    import mutants
-    from grade import MARK, grading_cells
+    from booktools.grading import mutation as mutants
+    from booktools.grading.grade import MARK, grading_cells
 
     (tmp_path / "99_toy.py").write_text(
         "# %% exercise 1, mark 0: a constant\ndef f(x):\n    return 2\n\n\n"
@@ -854,7 +852,7 @@ def test_only_a_whole_line_of_its_own_cell_counts_as_a_result():
     """records(): a grading cell's result is the one whole line its exercise's record fills. A forged record that
     an answer prints with the real line glued to its end (so the real one no longer starts a line), one printed
     to stderr, or one for another exercise counts as a second result, which verdict fails."""
-    from grade import MARK, grading_cells, records, verdict
+    from booktools.grading.grade import MARK, grading_cells, records, verdict
 
     def result(value, exercise=1):
         observed = [{"key": "f(2)", "value": value, "why": "f(2) must be 4"}]
@@ -922,7 +920,7 @@ def observed(*pairs, error=None) -> list:
     ],
 )
 def test_an_answer_is_judged_by_the_reference_rule(rule, reference, answer, passes):
-    from grade import verdict
+    from booktools.grading.grade import verdict
 
     passed, why = verdict(observed(("x", reference, rule)), observed(("x", answer)))
     assert passed is passes and why == ("passed" if passes else "wrong x")
@@ -931,7 +929,7 @@ def test_an_answer_is_judged_by_the_reference_rule(rule, reference, answer, pass
 def test_only_the_reference_says_how_an_answer_is_judged():
     """An answer's kernel cannot loosen the rule (its own `close`/`within` are ignored), skip an observation, report
     twice, hide an error, or send something that is not a record."""
-    from grade import verdict
+    from booktools.grading.grade import verdict
 
     reference = observed(("a", 1.0), ("b", 2.0))
     assert verdict(reference, observed(("a", 1.0), ("b", 2.0))) == (True, "passed")
@@ -987,7 +985,7 @@ def test_only_the_reference_says_how_an_answer_is_judged():
 def test_refers_to_sees_a_forbidden_helper_through_aliases_nested_functions_and_decorators(
     code, uses
 ):
-    from grade import COMMON
+    from booktools.grading.grade import COMMON
 
     namespace = {"__name__": "__main__"}
     exec(COMMON.read_text() + "\ndef helper(x):\n    return x\n" + code, namespace)
@@ -998,7 +996,7 @@ def test_the_scan_knows_every_private_helper_of_the_hidden_tests():
     """Every name the hidden tests' helpers and the grader's preamble bind is one an answer may not name."""
     import ast
 
-    from grade import PREAMBLE
+    from booktools.grading.grade import PREAMBLE
 
     defined = {
         name
@@ -1016,7 +1014,7 @@ def test_the_scan_knows_every_private_helper_of_the_hidden_tests():
 
 
 def test_hidden_tests_draw_every_input_from_a_seed_the_secret_changes():
-    """No seeding call in tests/hidden takes a literal: each goes through `_seed`, which a secret changes."""
+    """No seeding call in booktools/grading/hidden takes a literal: each goes through `_seed`, which a secret changes."""
     import ast
 
     literal = []
@@ -1071,7 +1069,7 @@ def test_a_secret_gives_other_seeds_and_stays_out_of_the_kernel():
     ],
 )
 def test_a_grade_that_its_own_self_check_contradicts_is_flagged(said, flag):
-    from grade import score
+    from booktools.grading.grade import score
 
     reference = {1: observed(("x", 1.0)), 2: observed(("y", 2.0))}
     run = {
@@ -1120,8 +1118,8 @@ PATCHES = {
 @pytest.fixture(scope="module")
 def patches(tmp_path_factory):
     """{submission: (row graded as usual, row with the flagged answers run)}."""
-    import settings
-    from grade import run_all, score
+    from booktools import settings
+    from booktools.grading.grade import run_all, score
 
     toy = toy_chapter(
         tmp_path_factory,
@@ -1206,7 +1204,7 @@ def test_a_right_answer_leaves_the_watch_quiet(patches):
     ],
 )
 def test_the_scan_holds_an_answer_that_patches_the_notebook(code, reason):
-    from rebuild import scan
+    from booktools.grading.rebuild import scan
 
     found = scan(code + "\n    return net", {"torch"}, {"net", "i"}, {"Block", "Zero"})
     assert found == ([reason] if reason else []), found
@@ -1214,7 +1212,7 @@ def test_the_scan_holds_an_answer_that_patches_the_notebook(code, reason):
 
 def test_refers_to_sees_a_forbidden_class_through_the_notebooks_objects():
     """An instance, a network holding one, a partial, a dict or a subclass: each hands the class over."""
-    from grade import COMMON
+    from booktools.grading.grade import COMMON
 
     namespace = {"__name__": "__main__"}
     exec(
@@ -1240,7 +1238,7 @@ def test_refers_to_sees_a_forbidden_class_through_the_notebooks_objects():
 
 
 def test_forbidden_helpers_are_read_through_a_loop_and_an_answers_own_names_are_its_own():
-    from rebuild import forbidden_helpers, uses_forbidden
+    from booktools.grading.rebuild import forbidden_helpers, uses_forbidden
 
     hidden = (
         "def exercise_1():\n"
@@ -1260,7 +1258,7 @@ def test_forbidden_helpers_are_read_through_a_loop_and_an_answers_own_names_are_
 
 def test_an_answer_that_names_any_private_helper_of_its_hidden_tests_is_held():
     """Not only the `_chNN_` names: whatever the chapter's hidden tests define at their top level."""
-    from grade import suspicions
+    from booktools.grading.grade import suspicions
 
     template = read_notebook(STUDENT_DIR / "02_identity_and_zero_init.ipynb")
     hidden = (HIDDEN / "02_identity_and_zero_init.py").read_text()

@@ -11,8 +11,8 @@ import ast
 import nbformat
 import pytest
 
+from booktools.execute import inject_parameters
 from conftest import ROOT, read_notebook, run_alone
-from execute import inject_parameters
 from test_cifar_loader import write_batches
 
 # The chapters with a FULL path, and the knobs the smoke test overrides right after the statement that sets each:

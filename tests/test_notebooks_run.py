@@ -9,7 +9,7 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
   rules (a reference inside its own band, one of its own right answers), and those records are what the rest is
   judged against, in this process, as `make grade` judges (grade.verdict);
 - the solved exercise gets its mark and every untouched exercise zero;
-- then each mutant answer of tests/mutants/ (wrong ones, and correct alternatives) gets its mark.
+- then each mutant answer of booktools/grading/mutants/ (wrong ones, and correct alternatives) gets its mark.
 The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
 the seeds written in them, as in an instructor's private grading.
 `make colab-check` runs this file again in Colab's package versions. Set TEST_SEED (or TEST_SECRET) to try others.
@@ -20,9 +20,8 @@ import re
 import nbformat
 import papermill
 
-from conftest import TEST_SEED, read_notebook, run_alone, same_marks_as_recorded
-from execute import inject_parameters
-from grade import (
+from booktools.execute import inject_parameters
+from booktools.grading.grade import (
     cell_problems,
     exercises,
     grading_cells,
@@ -31,9 +30,10 @@ from grade import (
     verdict,
     with_preamble,
 )
-from mutants import marks, mutant_cells, wrong_marks
-from rebuild import rebuild
-from settings import STUDENT_DIR, TEST_SECRET
+from booktools.grading.mutation import marks, mutant_cells, wrong_marks
+from booktools.grading.rebuild import rebuild
+from booktools.settings import STUDENT_DIR, TEST_SECRET
+from conftest import TEST_SEED, read_notebook, run_alone, same_marks_as_recorded
 
 STUB = re.compile(r"raise NotImplementedError\([\"']Exercise")
 
@@ -107,7 +107,7 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(
     )
     wrong = wrong_marks(notebook_path.stem, nb, reference)
     assert not wrong, (
-        "hidden tests that mark a mutant answer wrongly (tests/mutants/):\n"
+        "hidden tests that mark a mutant answer wrongly (booktools/grading/mutants/):\n"
         + "\n".join(wrong)
     )
     same_marks_as_recorded(notebook_path.stem, marks(notebook_path.stem, nb, reference))

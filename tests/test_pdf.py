@@ -1,4 +1,4 @@
-"""The book as one PDF (`make pdf`, tests/tools/pdf.py): every page of the table of contents is in it, bookmarked,
+"""The book as one PDF (`make pdf`, booktools/build/pdf.py): every page of the table of contents is in it, bookmarked,
 with its figures and their captions, and the math typeset: no raw LaTeX or MyST role leaked into the text.
 `make pdf` runs it (RC_PDF=1) after writing the PDF; everywhere else it is skipped."""
 
@@ -9,15 +9,15 @@ import unicodedata
 
 import pytest
 
+from booktools.settings import book_pages
 from conftest import ROOT
-from settings import book_pages
 
 if os.environ.get("RC_PDF") != "1":
     pytest.skip("the PDF test runs under `make pdf`", allow_module_level=True)
 
 from pypdf import PdfReader  # noqa: E402
 
-import pdf  # noqa: E402  (tests/tools)
+from booktools.build import pdf
 
 # What must never reach a reader's page: TeX that MathJax left alone, and MyST that Sphinx did not turn into links.
 RAW = [

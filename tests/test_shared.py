@@ -11,9 +11,9 @@ import nbformat
 import pytest
 import torch
 
-import sync
+from booktools.build import sync
+from booktools.settings import SHARED
 from conftest import NOTEBOOKS, read_notebook
-from settings import SHARED
 
 # The book's palette, colour for colour (Okabe–Ito): one colour per model family, the same in every chapter.
 PALETTE = {

@@ -7,8 +7,8 @@ from html.parser import HTMLParser
 
 import pytest
 
+from booktools.settings import COLAB_DIR, load_config
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
-from settings import COLAB_DIR, load_config
 
 HTML = ROOT / "_build" / "html"
 

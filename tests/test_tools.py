@@ -3,17 +3,14 @@
 import os
 import re
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 
+from booktools.build.badges import rewrite_badge
+from booktools.execute import inject_parameters
+from booktools.measure import bench
 from conftest import NOTEBOOKS, ROOT, colab_url
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-import bench  # noqa: E402
-from badges import rewrite_badge  # noqa: E402
-from execute import inject_parameters  # noqa: E402
 
 
 def notebook(*sources, tags=None):
@@ -75,7 +72,7 @@ def test_missing_parameters_cell_is_a_clear_error():
 
 
 def test_links_in_pages_follow_the_config():
-    from badges import rewrite_links
+    from booktools.build.badges import rewrite_links
 
     old = "[x](https://colab.research.google.com/github/someone/old/blob/main/notebooks/student/03_gradient_flow.ipynb)"
     assert rewrite_links(old) == f"[x]({colab_url('student/03_gradient_flow.ipynb')})"
@@ -187,7 +184,7 @@ def test_bench_writes_the_title_time(tmp_path, monkeypatch):
 def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(
     tmp_path, monkeypatch
 ):
-    import seeds
+    from booktools.measure import seeds
 
     path = tmp_path / "99_toy.ipynb"
     nb = notebook(
@@ -225,7 +222,7 @@ def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(
 def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_docstrings_format_or_cells(
     tmp_path,
 ):
-    import seeds
+    from booktools.measure import seeds
 
     path = tmp_path / "99_toy.ipynb"
 
@@ -264,7 +261,7 @@ def test_seed_records_go_stale_when_the_code_changes_but_not_its_comments_docstr
 def test_book_cache_keeps_what_ran_and_leaves_a_failure_to_the_build(tmp_path):
     from jupyter_cache import get_cache
 
-    import book_cache
+    from booktools.build import book_cache
 
     good, bad = tmp_path / "01_good.ipynb", tmp_path / "02_bad.ipynb"
     nbformat.write(notebook("# Good", "x = 2 + 2\nprint(x)"), good)
@@ -333,7 +330,10 @@ def run_nbval_into_cache(tmp_path, *sources) -> tuple:
             str(cache),
         ],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "tests" / "tools")},
+        env={
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+        },  # booktools, from a folder outside the book
         capture_output=True,
         text=True,
     )
@@ -384,7 +384,7 @@ def test_a_notebook_that_fails_nbval_is_not_cached(tmp_path):
 
 
 def test_colab_copy_rewrites_myst_as_commonmark():
-    from colab import commonmark, site
+    from booktools.build.colab import commonmark, site
 
     bib = f"{site()}book/bibliography.html#cite-"
     assert commonmark("{cite}`he2016deep, he2016identity`") == (
@@ -421,7 +421,7 @@ def test_colab_copy_captions_and_numbers_the_figures_as_the_book_does():
     """Figure captions live in cell metadata, which only the book reads: the copy shows each one in a markdown
     cell under its figure, numbered per chapter from 1 (book/_ext/figure_numbers.py), and {numref} becomes
     that number, linked to the figure on the published page."""
-    from colab import colab_version, site
+    from booktools.build.colab import colab_version, site
 
     def figure(name, caption):
         cell = nbformat.v4.new_code_cell("plt.show()", id=name)
@@ -460,7 +460,7 @@ def test_colab_copy_captions_and_numbers_the_figures_as_the_book_does():
 
 
 def test_pin_branch_sets_the_one_branch_line():
-    import edition
+    from booktools.build import edition
 
     config = "repository:\n  url: https://github.com/o/r  # the repo\n  branch: main\n"
     assert edition.pin_branch(config, "v2026.12") == config.replace(
@@ -473,6 +473,7 @@ def test_pin_branch_sets_the_one_branch_line():
 def test_an_edition_tags_a_commit_whose_links_open_the_tag(tmp_path):
     """`make edition` in a clone of this repository (its current tools committed there): the tag's Colab badges
     and student versions point at the tag, and the branch the clone was on is untouched."""
+    import shutil
     import subprocess
 
     def git(*args, cwd):
@@ -482,11 +483,14 @@ def test_an_edition_tags_a_commit_whose_links_open_the_tag(tmp_path):
 
     clone = tmp_path / "book"
     git("clone", "--quiet", "--local", str(ROOT), str(clone), cwd=tmp_path)
-    tools = ROOT / "tests" / "tools"
-    for name in ("edition.py", "badges.py", "student.py", "colab.py", "settings.py"):
-        (clone / "tests" / "tools" / name).write_text((tools / name).read_text())
+    shutil.copytree(
+        ROOT / "booktools",
+        clone / "booktools",
+        ignore=shutil.ignore_patterns("__pycache__"),
+        dirs_exist_ok=True,
+    )
     # the tools rewrite the committed copies from the committed chapters: bring them in line first
-    run = [sys.executable, "tests/tools/student.py"]
+    run = [sys.executable, "-m", "booktools.build.student"]
     subprocess.run(run, cwd=clone, check=True, capture_output=True)
     git("add", "--all", cwd=clone)
     commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q"]
@@ -495,7 +499,7 @@ def test_an_edition_tags_a_commit_whose_links_open_the_tag(tmp_path):
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
     env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     subprocess.run(
-        [sys.executable, "tests/tools/edition.py", "v2099.1"],
+        [sys.executable, "-m", "booktools.build.edition", "v2099.1"],
         cwd=clone,
         env=env,
         check=True,
@@ -512,7 +516,7 @@ def test_an_edition_tags_a_commit_whose_links_open_the_tag(tmp_path):
     assert "branch: v2099.1" in git("show", "v2099.1:_config.yml", cwd=clone)
     with pytest.raises(subprocess.CalledProcessError):
         subprocess.run(
-            [sys.executable, "tests/tools/edition.py", "2099"],
+            [sys.executable, "-m", "booktools.build.edition", "2099"],
             cwd=clone,
             check=True,
             capture_output=True,

@@ -1,5 +1,5 @@
 """A Sphinx extension (loaded from _config.yml): every page's download menu offers the whole book as one PDF,
-residual-connections.pdf at the site's root, which `make pdf` prints from the built site (tests/tools/pdf.py).
+residual-connections.pdf at the site's root, which `make pdf` prints from the built site (booktools/build/pdf.py).
 The theme's own ".pdf" entry stays: it prints the page at hand."""
 
 BOOK_PDF = "residual-connections.pdf"

@@ -1,5 +1,5 @@
 """A Sphinx extension (loaded from _config.yml): a chapter page's Colab button and its .ipynb download open the
-chapter's CommonMark copy, notebooks/colab/NN_topic.ipynb (tests/tools/colab.py), instead of the MyST source,
+chapter's CommonMark copy, notebooks/colab/NN_topic.ipynb (booktools/build/colab.py), instead of the MyST source,
 whose {cite} roles and admonition fences Colab and GitHub would show raw.
 """
 

@@ -3,7 +3,7 @@
 A chapter's figures carry a caption and a name in their cell's metadata (`mystnb.figure`), and the text refers
 to them with {numref}. Sphinx numbers figures per section number, and the book's table of contents is not
 numbered, so by default the count would run on across the whole book: the first figure of chapter 02 would be
-"Figure 4". A chapter is read on its own, in the book and as a Colab copy (tests/tools/colab.py numbers the
+"Figure 4". A chapter is read on its own, in the book and as a Colab copy (booktools/build/colab.py numbers the
 figures the same way), so here each page's figures are renumbered from 1, in the order Sphinx found them.
 """
 

@@ -1,0 +1,196 @@
+"""Hidden tests for notebooks/01_degradation.ipynb, run by `make grade` after the notebook, in its kernel.
+
+Each test runs the answer on inputs the notebook never shows and observes what it did (`_observe`, from
+booktools/grading/hidden/_common.py, which runs before every chapter's hidden tests): its values, whether the object passed in
+is the one changed, whether a function that the exercise asks to write by hand is used (`_refers_to`). The grader
+compares every observation with the reference solution's, in a process of its own.
+booktools/grading/mutants/01_degradation.py holds the wrong answers these tests must reject and the right ones they must accept.
+"""
+
+
+def _ch01_gap_runs(gen):
+    """Four runs drawn from `gen`, as (what, train, test): error rates in percent, multiples of 0.25 (exact in any
+    float type), each run drawn again until it is the case it stands for: a gap that changes from epoch to epoch, a
+    last epoch that is not the best one, a test error that ends below the training error, and a run of two epochs.
+    Every case has a final gap that differs from the first epoch's (and from the second epoch's where there is a
+    third)."""
+
+    def run(epochs, gaps, falling):
+        n = epochs or int(torch.randint(3, 8, (), generator=gen))
+        train = (
+            torch.randint(40, 240, (n,), generator=gen) / 4
+        ).tolist()  # 10 % to 60 %
+        if falling:
+            train.sort(reverse=True)
+        gap = torch.randint(int(gaps[0] * 4), int(gaps[1] * 4), (n,), generator=gen) / 4
+        return train, [t + g for t, g in zip(train, gap.tolist())]
+
+    def final_gap_differs(train, test):
+        last = test[-1] - train[-1]
+        return test[0] - train[0] != last and (
+            len(train) == 2 or test[1] - train[1] != last
+        )
+
+    cases = (
+        ("a gap that changes from epoch to epoch", None, (0.25, 20), True, None),
+        (
+            "a last epoch that is not the best one",
+            None,
+            (0.25, 20),
+            False,
+            lambda tr, te: (
+                tr[-1] > min(tr)
+                and te[-1] > min(te)
+                and min(te) - min(tr) != te[-1] - tr[-1]
+            ),
+        ),
+        (
+            "a test error below the training error (a negative gap)",
+            None,
+            (-8, -0.25),
+            True,
+            None,
+        ),
+        ("a run of two epochs", 2, (0.25, 20), True, None),
+    )
+    runs = []
+    for what, epochs, gaps, falling, also in cases:
+        train, test = run(epochs, gaps, falling)
+        while not (
+            final_gap_differs(train, test) and (also is None or also(train, test))
+        ):
+            train, test = run(epochs, gaps, falling)
+        runs.append((what, train, test))
+    return runs
+
+
+def exercise_1():
+    gen = torch.Generator().manual_seed(_seed(101))
+    for what, train, test in _ch01_gap_runs(gen):
+        key, why = (
+            f"gap {train} {test}",
+            "the gap is the final test error minus the final training error, in percentage points (wrong for "
+            f"{what}: training errors {train}, test errors {test})",
+        )
+        gap = generalization_gap({"train": list(train), "test": list(test)})
+        _observe(key, float(gap), why, close=(0, 1e-9))
+
+
+def _ch01_modules(module, prefix=""):
+    """{state-dict prefix: module} of `module` and every module inside it, read from the modules' own dictionaries:
+    no method of the notebook's Block, which an answer could replace, is called."""
+    found = {prefix: module}
+    for name, child in object.__getattribute__(module, "__dict__")["_modules"].items():
+        if child is not None:
+            found.update(_ch01_modules(child, f"{prefix}{name}."))
+    return found
+
+
+def _ch01_tensors(module):
+    """{state-dict name: tensor} of every parameter and buffer inside `module` (as _ch01_modules reads them)."""
+    found = {}
+    for prefix, m in _ch01_modules(module).items():
+        own = object.__getattribute__(m, "__dict__")
+        for name, t in (*own["_parameters"].items(), *own["_buffers"].items()):
+            if t is not None:
+                found[prefix + name] = t
+    return found
+
+
+def _ch01_plain_block(state, x, eps):
+    """What a plain Block computes in evaluation mode, written out here from its weights and statistics, in float64:
+    relu(BN(W2 relu(BN(W1 x)))), BatchNorm's eps the test's own. The test observes nothing that the notebook's Block,
+    which an answer could patch, computes. None where a weight or statistic is missing or has the wrong shape."""
+    h = x.double()
+    try:
+        for linear, norm in (("f.0.", "f.1."), ("f.3.", "f.4.")):
+            h = h @ state[linear + "weight"].detach().double().T
+            mean, var, gamma, beta = (
+                state[norm + name].detach().double()
+                for name in ("running_mean", "running_var", "weight", "bias")
+            )
+            h = ((h - mean) / torch.sqrt(var + eps) * gamma + beta).clamp(min=0)
+    except (KeyError, RuntimeError):
+        return None
+    return h if h.shape == x.shape else None
+
+
+def exercise_2():
+    gen = torch.Generator().manual_seed(_seed(2024))
+    # far from PyTorch's 1e-5, so that an answer that leaves eps out is off by far more than the tolerance (with
+    # eps = 1e-5 it is off by 5e-6, which one block hides)
+    eps = 0.25
+    block = Block(16, residual=False)
+    # a block as training leaves it, drawn here: every weight, BatchNorm parameter and statistic set by the test,
+    # however the block was built
+    with torch.no_grad():
+        for name, t in sorted(_ch01_tensors(block).items()):
+            if name in ("f.0.weight", "f.3.weight"):
+                t.copy_(torch.randn(t.shape, generator=gen) / 4)
+            elif name.endswith(("bias", "running_mean")):
+                t.copy_(torch.rand(t.shape, generator=gen) * 2 - 1)
+            elif name.endswith(("weight", "running_var")):  # a BatchNorm's
+                t.copy_(torch.rand(t.shape, generator=gen) * 1.5 + 0.5)
+        for m in block.f:
+            if isinstance(m, nn.BatchNorm1d):
+                m.eps = eps
+    returned = make_identity(block)
+    _observe(
+        "returns the block",
+        returned is block,
+        "change the block passed in, and return it",
+    )
+    modules = _ch01_modules(block)
+    _observe(
+        "eps left alone",
+        [
+            object.__getattribute__(modules[name], "__dict__").get("eps")
+            if name in modules
+            else None
+            for name in ("f.1.", "f.4.")
+        ],
+        f"leave BatchNorm's eps as it is (here {eps}): eps is not part of what is graded, the block is run with the "
+        "eps it came with, so set the running statistics and the weights so that they absorb it",
+    )
+    state = _ch01_tensors(block)
+    _observe(
+        "the block's weights and statistics",
+        sorted(state),
+        "keep the block's layers and set their weights and statistics: do not add, remove or replace layers",
+    )
+    # non-negative, like a ReLU output
+    x = torch.rand(32, 16, generator=gen, dtype=torch.float64) * 3
+    with torch.no_grad():
+        out = _ch01_plain_block(state, x, eps)
+    _observe(
+        "identity on non-negative inputs",
+        out,
+        "set the weights and the batch-norm statistics of the block so that it returns non-negative inputs "
+        f"unchanged; it is run with BatchNorm's eps = {eps}, the eps it came with (eps is not part of what is "
+        "graded: running_var and the weights must absorb it)",
+        close=(1e-5, 1e-6),
+    )
+
+
+def exercise_3():
+    _observe(
+        "uses ShortcutA",
+        _refers_to(shortcut_a, ShortcutA),
+        "write the shortcut by hand: shortcut_a must not use ShortcutA",
+    )
+    gen = torch.Generator().manual_seed(_seed(2025))
+    for shape, c_out in (((3, 8, 6, 6), 16), ((2, 16, 7, 7), 32), ((1, 8, 4, 4), 13)):
+        x = torch.randn(*shape, generator=gen)
+        mine = shortcut_a(x, c_out)
+        where = f"an input of shape {shape} and c_out = {c_out}"
+        _observe(
+            f"a tensor {shape}",
+            isinstance(mine, torch.Tensor),
+            f"for {where}, return a tensor",
+        )
+        _observe(
+            f"shape {shape}",
+            list(getattr(mine, "shape", ())),
+            f"wrong shape for {where}",
+        )
+        _observe(f"values {shape}", mine, f"wrong values for {where}")

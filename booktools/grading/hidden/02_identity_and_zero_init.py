@@ -1,0 +1,290 @@
+"""Hidden tests for notebooks/02_identity_and_zero_init.ipynb, run by `make grade` after the notebook, in its kernel;
+they use the notebook's names (torch, nn, ReZeroBlock, ...).
+
+Each test runs the answer on inputs the notebook never shows and observes what it did (`_observe`, from
+booktools/grading/hidden/_common.py): outputs, the gradients that reach alpha, the branch and the input (none where something
+was detached), whether the object passed in is the one changed and nothing else changed, and whether a class the
+exercise asks to replace by hand is used (`_refers_to`). The grader compares every observation with the reference
+solution's, in a process of its own. booktools/grading/mutants/02_identity_and_zero_init.py holds the wrong answers these tests
+must reject and the right ones they must accept.
+"""
+
+
+def exercise_1():
+    gen = torch.Generator().manual_seed(_seed(2025))
+    for width, batch in ((3, 5), (24, 7)):
+        torch.manual_seed(_seed(width))
+        block = ReZeroBlock(width)
+        x, w = (
+            torch.randn(batch, width, generator=gen),
+            torch.randn(batch, width, generator=gen),
+        )
+        where = f"width {width}"
+        # at alpha = 0: the identity; alpha's gradient is sum(w * F(x)), the input's is w
+        x0 = x.clone().requires_grad_()
+        out = block(x0)
+        _observe(
+            f"output at alpha 0, {where}",
+            out,
+            "a fresh ReZeroBlock must return its input exactly",
+        )
+        (out * w).sum().backward()
+        _observe(
+            f"alpha's gradient at alpha 0, {where}",
+            block.alpha.grad,
+            "alpha must get the gradient of x + alpha F(x): keep self.alpha in the graph (no .item(), no .detach())",
+            close=(1e-5, 1e-6),
+        )
+        _observe(
+            f"input's gradient at alpha 0, {where}",
+            x0.grad,
+            "at alpha = 0 the gradient must pass back to the input unchanged, through the shortcut",
+            close=(1e-5, 1e-6),
+        )
+        # at alpha != 0: the output and every gradient of x + alpha * F(x)
+        block.zero_grad()
+        with torch.no_grad():
+            block.alpha.fill_(-1.7)
+        xs = x.clone().requires_grad_()
+        out = block(xs)
+        _observe(
+            f"output at alpha -1.7, {where}",
+            out,
+            "forward must compute x + alpha * F(x)",
+            close=(1e-5, 1e-6),
+        )
+        (out * w).sum().backward()
+        _observe(
+            f"branch's gradients at alpha -1.7, {where}",
+            [p.grad for p in block.f.parameters()],
+            "the branch's parameters must get their gradient through alpha * F(x): do not detach F(x)",
+            close=(1e-5, 1e-6),
+        )
+        _observe(
+            f"input's gradient at alpha -1.7, {where}",
+            xs.grad,
+            "the gradient at the input must flow through both the shortcut and the branch",
+            close=(1e-5, 1e-6),
+        )
+
+
+def exercise_2():
+    _observe(
+        "uses PadShortcut",
+        _refers_to(pad_shortcut, PadShortcut),
+        "write the shortcut by hand: pad_shortcut must not use PadShortcut",
+    )
+    gen = torch.Generator().manual_seed(_seed(7))
+    for shape, c_out, stride in (
+        ((3, 8, 10, 10), 24, 2),
+        ((2, 5, 7, 9), 11, 2),
+        ((1, 4, 8, 7), 6, 3),
+        ((2, 6, 5, 5), 9, 1),
+        ((2, 3, 6, 6), 3, 1),
+    ):
+        x = torch.randn(*shape, generator=gen, dtype=torch.float64).requires_grad_()
+        w = torch.randn(
+            shape[0],
+            c_out,
+            *x[:, :, ::stride, ::stride].shape[2:],
+            generator=gen,
+            dtype=torch.float64,
+        )
+        y = pad_shortcut(x, c_out, stride)
+        where = f"an input of shape {shape}, out_channels = {c_out} and stride {stride}"
+        _observe(
+            f"a tensor, {where}",
+            isinstance(y, torch.Tensor),
+            f"for {where}, return a tensor",
+        )
+        _observe(f"shape, {where}", list(y.shape), f"for {where}, the shape is wrong")
+        _observe(
+            f"values, {where}",
+            y,
+            f"for {where}, the first channels must be the input's, keeping every stride-th pixel from the first, "
+            "and the channels after them zeros",
+        )
+        _observe(
+            f"gradient flows, {where}",
+            y.requires_grad,
+            "the gradient must flow back through the shortcut: do not detach the input",
+        )
+        (y * w).sum().backward()
+        _observe(
+            f"input's gradient, {where}",
+            x.grad,
+            "the gradient must flow back through the shortcut to the pixels it keeps: do not detach",
+        )
+
+
+def _bn_nets():
+    """Two networks with BNResidualBlocks, every float parameter and statistic away from its default: a DigitsNet
+    whose stem ends in a BatchNorm of its own, and nested Sequentials."""
+    torch.manual_seed(_seed(31))
+    width = 12
+    stem = nn.Sequential(nn.Linear(64, width), nn.BatchNorm1d(width))
+    digits = DigitsNet([BNResidualBlock(width) for _ in range(3)], width)
+    digits.stem = stem
+    blocks = [BNResidualBlock(width) for _ in range(3)]
+    nested = nn.Sequential(
+        nn.Linear(5, width),
+        blocks[0],
+        nn.Sequential(blocks[1], nn.ReLU(), nn.Sequential(blocks[2])),
+        nn.Sequential(nn.Linear(width, width), nn.BatchNorm1d(width)),
+        nn.Linear(width, 3),
+    )
+    gen = torch.Generator().manual_seed(_seed(32))
+    with torch.no_grad():
+        for net in (digits, nested):
+            for t in net.state_dict().values():
+                if t.is_floating_point():
+                    t.copy_(torch.rand(t.shape, generator=gen) * 1.5 + 0.5)
+    return digits, nested
+
+
+def exercise_3():
+    for k, net in enumerate(_bn_nets()):
+        gammas = {
+            f"{name}.f.{len(m.f) - 1}.weight"
+            for name, m in net.named_modules()
+            if isinstance(m, BNResidualBlock)
+        }
+        returned = zero_init_last_bn(net)
+        _observe(
+            f"returns the net {k}",
+            returned is net,
+            "change the network passed in, and return it",
+        )
+        after = net.state_dict()
+        _observe(
+            f"gammas of net {k}",
+            {name: after[name] for name in gammas},
+            "the last BatchNorm's gamma of every BNResidualBlock must be zero, nested ones too",
+        )
+        _observe(
+            f"everything else of net {k}",
+            {name: t for name, t in after.items() if name not in gammas},
+            "set only the gamma of each block's last BatchNorm, and leave every other parameter and statistic as it was",
+        )
+        _observe(
+            f"trainable in net {k}",
+            {name: p.requires_grad for name, p in net.named_parameters()},
+            "every parameter must stay trainable: set gamma's value to zero, do not freeze it",
+        )
+
+
+def exercise_4():
+    nan = float("nan")
+
+    def run(diverged, accuracy):
+        return {
+            "losses": [2.3, 1.0],
+            "growth": [1.0, 1.2],
+            "diverged": diverged,
+            "accuracy": accuracy,
+        }
+
+    cases = [
+        {
+            "zero-init": run(True, nan),
+            "ReZero": run(False, 0.9),
+            "Fixup": run(False, 0.8999),
+        },
+        {
+            "zero-init": run(False, 0.95),
+            "ReZero": run(True, nan),
+            "Fixup": run(False, 0.3),
+        },
+        {
+            "late": run(True, 0.97),
+            "early": run(True, nan),
+            "slow": run(False, 0.12),
+            "fine": run(False, 1.0),
+        },
+        {},
+    ]
+    gen = torch.Generator().manual_seed(_seed(404))
+    for k in range(3):
+        runs = {}
+        for i in range(7):
+            diverged = bool(torch.rand((), generator=gen) < 0.3)
+            runs[f"variant {k}.{i}"] = run(
+                diverged,
+                nan if diverged else 0.8 + 0.2 * torch.rand((), generator=gen).item(),
+            )
+        cases.append(runs)
+    for i, runs in enumerate(cases):
+        got = survivors(runs)
+        _observe(
+            f"a set, case {i}",
+            isinstance(got, (set, frozenset)),
+            "return a set",
+        )
+        _observe(
+            f"survivors, case {i}",
+            got,
+            "count a variant only if it did not diverge (run['diverged'] is False) and reached at least 90 % "
+            "training accuracy (run['accuracy'] >= 0.9, a fraction)",
+        )
+
+
+def exercise_5():
+    gen = torch.Generator().manual_seed(_seed(5150))
+    for width, batch in ((3, 4), (10, 6)):
+        # away from the notebook's 0.1 and from 1, so that neither a constant nor a missing scale passes
+        eps = 0.2 + 0.5 * torch.rand((), generator=gen).item()
+        x = torch.randn(batch, width, generator=gen)
+        w = torch.randn(batch, width, generator=gen)
+        for e in (eps, 0.0):
+            torch.manual_seed(_seed(width))
+            block = LayerScaleBlock(width, e)
+            where = f"width {width}, eps {e:.4f}"
+            scale = block.scale
+            _observe(
+                f"scale is a parameter of the block, {where}",
+                dict(block.named_parameters()).get("scale") is scale,
+                "self.scale must be an nn.Parameter of the block, so that an optimiser sees it",
+            )
+            _observe(
+                f"scale trains, {where}",
+                bool(getattr(scale, "requires_grad", False)),
+                "self.scale must be trainable (requires_grad)",
+            )
+            _observe(
+                f"scale's shape, {where}",
+                list(torch.as_tensor(scale).shape),
+                f"for {where}, self.scale needs one factor per channel: a vector of shape (width,)",
+            )
+            _observe(
+                f"scale at init, {where}",
+                torch.as_tensor(scale).detach().clone(),
+                f"for {where}, every factor of self.scale must start at eps",
+                close=(1e-6, 1e-7),
+            )
+            xs = x.clone().requires_grad_()
+            out = block(xs)
+            _observe(
+                f"output, {where}",
+                out,
+                f"for {where}, the block must return x + eps * F(LN(x)) at init",
+                close=(1e-5, 1e-6),
+            )
+            (out * w).sum().backward()
+            _observe(
+                f"scale's gradient, {where}",
+                getattr(scale, "grad", None),
+                f"for {where}, each factor must get its own gradient, sum over the batch of w_c F_c(LN(x))",
+                close=(1e-4, 1e-5),
+            )
+            _observe(
+                f"branch's gradients, {where}",
+                [p.grad for p in block.f.parameters()],
+                f"for {where}, the branch's gradients are those of x + eps * F(LN(x)): exactly zero at eps = 0",
+                close=(1e-4, 1e-6),
+            )
+            _observe(
+                f"input's gradient, {where}",
+                xs.grad,
+                f"for {where}, the gradient must reach the input through the shortcut and the branch",
+                close=(1e-4, 1e-6),
+            )

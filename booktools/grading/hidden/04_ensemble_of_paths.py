@@ -1,0 +1,303 @@
+"""Hidden tests for notebooks/04_ensemble_of_paths.ipynb, run by `make grade` in each submission's kernel.
+
+Each test runs the answer on inputs the notebook never shows (its own seeded draws, other depths, a network of its
+own) and observes what it did (`_observe`, from booktools/grading/hidden/_common.py): its values, whether the helper the exercise
+asks to write by hand is called (`_refers_to`), and whether the network measured is left as it was found. The grader
+compares every observation with the reference solution's, in a process of its own.
+booktools/grading/mutants/04_ensemble_of_paths.py holds the wrong answers these tests must reject and the right ones they must
+accept.
+"""
+
+
+def _ch04_cases(seed, count, n_max):
+    """`count` draws (n, lo, hi) with 0 <= lo <= hi <= n <= n_max, from a generator of their own."""
+    import random as _random
+
+    gen = _random.Random(seed)
+    cases = []
+    for _ in range(count):
+        n = gen.randint(2, n_max)
+        lo = gen.randint(0, n)
+        cases.append((n, lo, gen.randint(lo, n)))
+    return cases
+
+
+def exercise_1():
+    _observe(
+        "uses path_length_share",
+        _refers_to(share_of_paths, path_length_share),
+        "write the sum yourself: share_of_paths must not call path_length_share",
+    )
+    cases = [(7, 3, 3), (9, 0, 0), (9, 9, 9), (40, 0, 40), (33, 10, 20)] + _ch04_cases(
+        _seed(404), 30, 120
+    )
+    for i, (n, lo, hi) in enumerate(
+        cases
+    ):  # a draw may repeat a case: keys carry the index
+        _observe(
+            f"case {i}: share_of_paths({n}, {lo}, {hi})",
+            float(share_of_paths(n, lo, hi)),
+            f"share_of_paths({n}, {lo}, {hi}) is wrong: the share of the 2^{n} paths whose length k satisfies"
+            f" {lo} <= k <= {hi} (both ends included)",
+            close=(1e-12, 0),
+        )
+
+
+def exercise_2():
+    import random as _random
+
+    _observe(
+        "uses kendall_tau_distance",
+        _refers_to(kendall_distance, kendall_tau_distance),
+        "write the count yourself: kendall_distance must not call kendall_tau_distance",
+    )
+    gen = _random.Random(_seed(4040))
+    orders = [[1, 0], [0, 2, 1], [3, 0, 1, 2]]
+    for n in (5, 7, 9, 13, 20):
+        for _ in range(4):
+            order = list(range(n))
+            gen.shuffle(order)
+            orders.append(order)
+    for i, order in enumerate(
+        orders
+    ):  # a draw may repeat an order: keys carry the index
+        _observe(
+            f"case {i}: kendall_distance({order})",
+            float(kendall_distance(list(order))),
+            f"kendall_distance({order}) is wrong: count the pairs of positions i < j with order[i] > order[j],"
+            " and divide by the number of such pairs",
+            close=(0, 1e-12),
+        )
+
+
+def exercise_3():
+    import random as _random
+
+    gen = _random.Random(_seed(4041))
+    cases = [(7, 2.0), (12, 0.5), (30, 0.1), (5, 3.0), (40, 0.25)]
+    while len(cases) < 60:
+        cases.append((gen.randint(1, 150), 10 ** gen.uniform(-2, 1.3)))
+    for i, (n, r) in enumerate(cases):
+        got = float(predicted_peak(n, r))
+        peak = (
+            (n + 1) * r / (1 + r)
+        )  # after the answer ran: no frame holds it while the answer runs
+        if (
+            abs(peak - round(peak)) < 1e-6
+        ):  # a tie between two lengths: either would be right
+            continue
+        _observe(
+            f"case {i}: predicted_peak({n}, {r!r})",
+            got,
+            f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k",
+        )
+
+
+def _ch04_lesion_net(seed, width, depth):
+    """A stem without a final ReLU, so that block 1's input has negative entries and deleting its branch (ReLU
+    kept) differs from deleting the whole block; random weights and BatchNorm statistics and a fitted head, so
+    that no trained result carries over."""
+    with torch.random.fork_rng():  # the notebook's random stream is left where it was
+        torch.manual_seed(seed)
+        stem = nn.Sequential(nn.Linear(64, width, bias=False), nn.BatchNorm1d(width))
+        blocks = nn.ModuleList(BNResidualBlock(width) for _ in range(depth))
+        head = nn.Linear(width, 10)
+        with torch.no_grad():  # BatchNorm as training leaves it, none at its default
+            for m in [*stem.modules(), *blocks.modules()]:
+                if isinstance(m, nn.BatchNorm1d):
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.normal_(0.0, 0.5)
+                    m.running_mean.normal_(0.0, 0.3)
+                    m.running_var.uniform_(0.5, 1.5)
+            for block in blocks:  # small branches, as in a trained residual network
+                block.f[-1].weight.uniform_(0.1, 0.4)
+                block.f[-1].bias.normal_(0.0, 0.1)
+    for module in (stem, blocks, head):
+        module.eval()
+    with torch.no_grad():  # a head fitted by ridge regression on the training set, so that lesions change the error
+        h = stem(x_train)
+        for block in blocks:
+            h = block(h)
+        feats = torch.cat([h, torch.ones(len(h), 1)], 1).double()
+        targets = F.one_hot(y_train, 10).double()
+        sol = torch.linalg.solve(
+            feats.T @ feats + 1e-3 * torch.eye(width + 1, dtype=torch.float64),
+            feats.T @ targets,
+        )
+        head.weight.copy_(sol[:-1].T)
+        head.bias.copy_(sol[-1])
+    return stem, blocks, head
+
+
+@torch.no_grad()
+def _ch04_lesion_errors(stem, blocks, head, keep_relu):
+    """Test error (%) with each block's branch deleted: the block becomes its ReLU, or (keep_relu False) nothing."""
+    errors = []
+    for i in range(len(blocks)):
+        h = stem(x_test)
+        for j, block in enumerate(blocks):
+            h = (F.relu(h) if keep_relu else h) if j == i else block(h)
+        errors.append(100 * (head(h).argmax(1) != y_test).sum().item() / len(y_test))
+    return errors
+
+
+def _ch04_graded_net(width, depth):
+    """A network on which deleting block 1's branch (its ReLU kept) and deleting the whole block give different
+    errors, so that the two can be told apart (most seeds give one), and its candidate number. The errors are gone
+    before the answer runs, so an answer that reads the stack's frames finds none."""
+    for candidate in range(20):
+        stem, blocks, head = _ch04_lesion_net(_seed(4042 + candidate), width, depth)
+        kept = _ch04_lesion_errors(stem, blocks, head, keep_relu=True)
+        if kept[0] != _ch04_lesion_errors(stem, blocks, head, keep_relu=False)[0]:
+            return stem, blocks, head, candidate
+    raise RuntimeError(
+        "the hidden test found no network to grade on: report this to the instructor"
+    )
+
+
+def exercise_4():
+    """Runs `branch_deleted_error` on a network of the test's own, put in `resnet`'s place for the duration."""
+    # the notebook's sizes, so that an answer may use them
+    width, depth = (WIDTH, N_BLOCKS)
+    stem, blocks, head, candidate = _ch04_graded_net(width, depth)
+    branches = [block.f for block in blocks]
+    saved = resnet.stem, resnet.blocks, resnet.head
+    resnet.stem, resnet.blocks, resnet.head = stem, blocks, head
+    try:
+        got = [branch_deleted_error(i) for i in range(depth)]
+        still_there = all(
+            block.f is branch for block, branch in zip(resnet.blocks, branches)
+        )
+        after = nn.ModuleList([stem, blocks, head]).state_dict()
+        modes = [
+            m.training for module in (stem, blocks, head) for m in module.modules()
+        ]
+    finally:
+        resnet.stem, resnet.blocks, resnet.head = saved
+    _observe(
+        "network",
+        candidate,
+        "the hidden test graded on another network than the reference's",
+    )
+    _observe(
+        "branches put back",
+        still_there,
+        "put every branch back after measuring: the same module that was there before",
+    )
+    why = "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
+    _observe("resnet's state after", after, why)
+    _observe("resnet's modes after", modes, why)
+    for i in range(depth):
+        _observe(
+            f"block {i + 1}",
+            float(got[i]),
+            f"block {i + 1}: wrong test error; measure resnet on the test set with only that block's branch replaced"
+            " by zeros (the block's ReLU kept), on a network whose blocks need not receive ReLU outputs",
+            close=(0, 1e-6),
+        )
+
+
+def _ch04_drop_rates(gen, count):
+    """`count` drop rates from `gen`, half in [0.1, 0.35] and half in [0.65, 0.9]: never near 0.5, where keeping a
+    row with probability r instead of 1 - r would look the same."""
+    rates = []
+    for i in range(count):
+        low = 0.1 if i % 2 == 0 else 0.65
+        rates.append(round(low + 0.25 * float(torch.rand((), generator=gen)), 4))
+    return rates
+
+
+def exercise_5():
+    """Runs `drop_path` on batches of its own, in training and at test time, and observes its outputs, the share of
+    rows it keeps, how it scales them, and the gradient it lets through."""
+    gen = torch.Generator().manual_seed(_seed(4050))
+    rows = 4000  # enough rows that the share kept pins 1 - rate down to a few percent
+    for case, rate in enumerate(_ch04_drop_rates(gen, 4)):
+        width = int(torch.randint(3, 9, (), generator=gen))
+        small = torch.randn(5, width, generator=gen)
+        branch = torch.randn(rows, width, generator=gen)
+        weights = torch.randn(rows, width, generator=gen)
+        where = f"drop_path(branch, {rate}, training=False) on a batch of 5 rows of {width} features"
+        at_test = [drop_path(small.clone(), rate, False) for _ in range(2)]
+        _observe(
+            f"case {case}: test time",
+            at_test[0],
+            f"{where}: at test time the branch output passes unchanged",
+            close=(1e-6, 1e-7),
+        )
+        _observe(
+            f"case {case}: test time, twice",
+            bool(torch.equal(at_test[0], at_test[1])),
+            f"{where}, called twice: at test time nothing is random",
+        )
+        where = f"drop_path(branch, {rate}, training=True) on a batch of {rows} rows of {width} features"
+        x = branch.clone().requires_grad_(True)
+        out = drop_path(x, rate, True)
+        again = drop_path(branch.clone(), rate, True)
+        _observe(
+            f"case {case}: shape",
+            list(out.shape),
+            f"{where}: the output has the branch's shape",
+        )
+        dropped = (out == 0).all(1)
+        partly = ((out == 0).any(1) & ~dropped).sum().item()
+        _observe(
+            f"case {case}: rows partly zeroed",
+            int(partly),
+            f"{where}: each row is kept whole or zeroed whole (one draw per example, not per entry)",
+        )
+        _observe(
+            f"case {case}: some rows kept and some dropped",
+            bool(0 < dropped.sum().item() < rows),
+            f"{where}: each example draws for itself, so one batch has both kept and dropped rows"
+            " (one draw per row, not one for the whole batch)",
+        )
+        _observe(
+            f"case {case}: a fresh draw each call",
+            bool(not torch.equal(out.detach(), again.detach())),
+            f"{where}, called twice: every call draws afresh from torch's random generator",
+        )
+        _observe(
+            f"case {case}: branch left unchanged",
+            bool(torch.equal(x.detach(), branch)),
+            f"{where}: leave the tensor passed in unchanged (no in-place operation)",
+        )
+        kept = ~dropped
+        scale = (out[kept] / x[kept]).detach()
+        _observe(
+            f"case {case}: scale of the kept rows",
+            [float(scale.min()), float(scale.max())] if kept.any() else None,
+            f"{where}: a kept row is the branch's row divided by 1 - rate",
+            close=(1e-5, 0),
+        )
+        if out.requires_grad:  # else no gradient reaches the branch: x.grad stays None
+            (out * weights).sum().backward()
+        grad = x.grad
+        _observe(
+            f"case {case}: gradient",
+            None
+            if grad is None
+            else [
+                float(grad[dropped].abs().max()) if dropped.any() else 0.0,
+                float((grad[kept] / weights[kept]).mean()) if kept.any() else None,
+            ],
+            f"{where}: the gradient reaches the kept rows, scaled as they are, and no dropped row",
+            close=(1e-5, 1e-6),
+        )
+        share = kept.float().mean().item()
+        spread = 6 * math.sqrt(
+            rate * (1 - rate) / rows
+        )  # six standard deviations of the share kept
+        _observe(
+            f"case {case}: share of rows kept",
+            share,
+            f"{where}: each row is kept with probability 1 - rate",
+            within=(1 - rate - spread, 1 - rate + spread),
+        )
+    small = torch.randn(5, 4, generator=gen)
+    _observe(
+        "rate 0 in training",
+        drop_path(small.clone(), 0.0, True),
+        "drop_path(branch, 0.0, training=True): at rate 0 nothing is dropped and nothing is scaled",
+        close=(1e-6, 1e-7),
+    )

@@ -1,0 +1,129 @@
+"""Run before every chapter's hidden tests, in the kernel that ran the notebook (booktools/grading/grade.py): private helpers
+they share. Names start with an underscore, so that they do not clash with the notebook's.
+
+A hidden test does not judge the answer where the answer ran: code in a student's kernel can patch anything there,
+from `torch.allclose` to the `__eq__` of what it returns. It observes: `_observe` records what the answer did (its
+outputs, gradients, types, whether it left its inputs alone) as plain data (numbers, lists, strings). The grader
+prints those records as JSON, and in its own process, where no student code has run, compares each one with what the
+same test recorded about the reference solution, run in a kernel of its own, by the rule the reference's record
+states (exact, close, within a band, one of some values). A submission's kernel says what it saw, never how it is
+judged, and to be judged right it must produce what the reference produces on inputs it cannot know in advance.
+
+The tests draw their inputs from seeds written into them, which anyone can read here. `make grade SECRET=...` sets
+_SECRET (a number made from the instructor's secret; booktools/grading/grade.py) right after this file, and `_seed`
+then turns each written seed into one that only the instructor's secret gives: a student who reads these tests
+still does not know the inputs a submission is graded on."""
+
+_SECRET = 0  # none: the tests' own seeds
+_OBSERVED = []  # what the current test has observed, in order; the grading cell prints it and starts it again
+
+
+def _seed(written: int) -> int:
+    """The seed to draw a test's inputs from: `written` itself without a secret, else one made from both."""
+    if not _SECRET:
+        return written
+    import hashlib
+
+    digest = hashlib.sha256(f"{_SECRET}:{written}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 2**31
+
+
+def _plain(value):
+    """`value` as JSON data: a tensor as (nested) lists of floats, any other integer or real number (numpy's too) as
+    an int or a float, sets sorted, anything else by its type's name."""
+    import numbers
+
+    import torch as _torch
+
+    if isinstance(value, _torch.Tensor):
+        return value.detach().cpu().double().tolist()
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(
+        value, bool
+    ):  # numpy's int64 too
+        return int(value)
+    if isinstance(value, numbers.Real) and not isinstance(
+        value, bool
+    ):  # numpy's float64 too
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return f"<{type(value).__name__}>"
+
+
+def _observe(key, value, why, close=None, within=None, one_of=None):
+    """Record one thing the answer did, under a `key` (a repeated one is numbered). The grader compares `value`
+    with the reference solution's value under the same key, by the reference's rule: equal (the default),
+    `close=(rtol, atol)`, `within=(low, high)` (bounds computed by the reference's run), or `one_of=[...]` (to
+    within 1e-6); `why` is what a student reads when they differ."""
+    rule = (
+        {"close": [float(close[0]), float(close[1])]}
+        if close is not None
+        else {"within": [float(within[0]), float(within[1])]}
+        if within is not None
+        else {"one_of": _plain(list(one_of))}
+        if one_of is not None
+        else {}
+    )
+    key = str(key)
+    repeats = sum(1 for o in _OBSERVED if o["key"].split(" #")[0] == key)
+    if repeats:  # the same case drawn twice: a key of its own, the same in the reference's record
+        key = f"{key} #{repeats + 1}"
+    _OBSERVED.append({"key": key, "value": _plain(value), "why": str(why), **rule})
+
+
+def _refers_to(fn, target) -> bool:
+    """Whether `fn`, a function it defines inside, a function it wraps, or a function of the notebook it names,
+    refers to `target` by any name (an alias too), or names an object of the notebook's that holds it: an instance
+    of it (a network with such a block inside too), a `functools.partial` of it, a list, tuple or dict with it."""
+    import functools
+    import types
+
+    def holds(value, depth=0) -> bool:
+        """Whether a global the answer names is, or holds, `target`; functions go on the to-do list."""
+        if value is target:
+            return True
+        if depth > 3:
+            return False
+        if isinstance(value, types.FunctionType) and value.__module__ == fn.__module__:
+            todo.append(value)
+        elif isinstance(value, functools.partial):
+            return holds(value.func, depth + 1) or any(
+                holds(v, depth + 1) for v in [*value.args, *value.keywords.values()]
+            )
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            return any(holds(v, depth + 1) for v in list(value)[:1000])
+        elif isinstance(value, dict):
+            return any(holds(v, depth + 1) for v in list(value.values())[:1000])
+        elif isinstance(target, type):
+            if isinstance(value, type):
+                return issubclass(value, target)
+            if isinstance(value, target):
+                return True
+            modules = getattr(value, "modules", None)
+            if hasattr(value, "_modules") and callable(modules):  # a torch.nn.Module
+                return any(isinstance(m, target) for m in modules())
+        return False
+
+    seen, todo = set(), [fn]
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        # a function under a decorator made with functools.wraps (torch.no_grad(), lru_cache, ...)
+        if callable(getattr(f, "__wrapped__", None)):
+            todo.append(f.__wrapped__)
+        codes = [f.__code__] if hasattr(f, "__code__") else []
+        while codes:
+            code = codes.pop()
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            for name in code.co_names:
+                if name in f.__globals__ and holds(f.__globals__[name]):
+                    return True
+    return False
