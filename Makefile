@@ -154,11 +154,11 @@ edition: venv
 # [SECRET='a phrase only you know': the hidden tests draw their inputs from it; make hands it to the grader in
 #  the environment, not on a command line others can see]
 # [LMS=canvas or LMS=moodle: also a CSV for that gradebook's import; ASSIGNMENT="its name there"]
-# [SANDBOX=0: no sandbox, only inside a throwaway container without network (see booktools/grading/grade.py)]
+# [SANDBOX=0: no sandbox, only inside a throwaway container without network (see booktools/grading/sandbox.py)]
 # [RUN_FLAGGED=1: run the answers the scan held for review (they score 0 otherwise); only after reading them]
 grade: venv
 	@test -n "$(SUBMISSIONS)" -a -n "$(CHAPTER)" || { echo "usage: make grade SUBMISSIONS=folder CHAPTER=NN_topic"; exit 2; }
-	$(PY) -m booktools.grading.grade "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
+	$(PY) -m booktools.grading "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
 	  $(if $(REFERENCE),--reference "$(REFERENCE)") \
 	  $(if $(LMS),--lms "$(LMS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
 	  $(if $(filter 0,$(SANDBOX)),--no-sandbox) $(if $(filter 1,$(RUN_FLAGGED)),--run-flagged)

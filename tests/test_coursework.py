@@ -12,15 +12,11 @@ from markdown_it import MarkdownIt
 
 from booktools.build.colab import colab_version, figure_names
 from booktools.build.student import STUDENT_DIR, student_version
-from booktools.grading.grade import (
-    COMMON,
-    exercises,
-    grade,
-    sandbox_problem,
-    secret_number,
-    suspicions,
-)
-from booktools.grading.rebuild import HIDDEN_NAMES
+from booktools.grading.cells import COMMON, exercises, secret_number
+from booktools.grading.forbidden import HIDDEN_NAMES
+from booktools.grading.grade import grade
+from booktools.grading.sandbox import sandbox_problem
+from booktools.grading.scan import suspicions
 from booktools.settings import COLAB_DIR, HIDDEN
 from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, same_marks_as_recorded
 
@@ -187,8 +183,6 @@ def graded(tmp_path_factory):
     """The grader on a toy chapter of three exercises (every real chapter is graded in test_notebooks_run.py): a
     rewritten or deleted exercise, an infinite loop, a file that is not a notebook, a cell that tampers with the
     grader and answers that reach into the interpreter each cost only what they must, and are flagged."""
-    from booktools import settings
-
     toy = toy_chapter(
         tmp_path_factory, TOY_HIDDEN, TOY_TEMPLATE, ["import math", *FULL]
     )
@@ -196,23 +190,16 @@ def graded(tmp_path_factory):
     for student, codes in SUBMISSIONS.items():
         nbformat.write(toy_notebook(*codes), folder / f"{student}.ipynb")
     (folder / "garbled.ipynb").write_text('{"cells": [ this is not JSON')
-    saved = settings.HIDDEN
-    settings.HIDDEN = toy["hidden"]
-    try:
-        return {
-            row["student"]: row
-            for row in grade(
-                folder,
-                "99_toy",
-                timeout=5,
-                jobs=2,
-                template=toy["template"],
-                reference=toy["reference"],
-                memory_gb=None if sandbox_problem() else TOY_MEMORY_GB,
-            )
-        }
-    finally:
-        settings.HIDDEN = saved
+    rows = grade(
+        folder,
+        "99_toy",
+        timeout=5,
+        jobs=2,
+        sandbox=not sandbox_problem(),
+        memory_gb=TOY_MEMORY_GB,
+        **toy,
+    )
+    return {row["student"]: row for row in rows}
 
 
 TOY_MEMORY_GB = 2
@@ -269,7 +256,7 @@ def prowler(tmp_path_factory):
     server = socket.create_server(("127.0.0.1", 0))
     server.setblocking(False)
     port = server.getsockname()[1]
-    from booktools.grading.grade import runs_folder
+    from booktools.grading.sandbox import runs_folder
 
     # beside the kernel's own folder, as the reference's and the other submissions' are
     sibling = tempfile.mkdtemp(dir=runs_folder())
@@ -296,8 +283,6 @@ def prowler(tmp_path_factory):
         ),
         folder / "prowler.ipynb",
     )
-    saved = settings.HIDDEN
-    settings.HIDDEN = toy["hidden"]
     monkeypatch = pytest.MonkeyPatch()
     for name in ("SECRET", "MAKEFLAGS"):
         monkeypatch.setenv(name, " -- SECRET=the instructor's phrase")
@@ -307,14 +292,12 @@ def prowler(tmp_path_factory):
             "99_toy",
             timeout=30,
             jobs=1,
-            template=toy["template"],
-            reference=toy["reference"],
             memory_gb=TOY_MEMORY_GB,
             # the scan would hold exercise 1 (it imports os): the sandbox is for what runs anyway
             run_flagged=True,
+            **toy,
         )
     finally:
-        settings.HIDDEN = saved
         monkeypatch.undo()
         Path(sibling).rmdir()
     (row,) = [r for r in rows if r["student"] == "prowler"]
@@ -468,8 +451,8 @@ ATTACKS = {
 @pytest.fixture(scope="module")
 def attacks(tmp_path_factory):
     """{attack: (row graded as usual, the run with the flagged answers run, its row)}."""
-    from booktools import settings
-    from booktools.grading.grade import run_all, score
+    from booktools.grading.grade import run_all
+    from booktools.grading.judge import score
 
     toy = toy_chapter(
         tmp_path_factory,
@@ -484,20 +467,15 @@ def attacks(tmp_path_factory):
             toy_notebook(*ATTACK_TEMPLATE[:2], answer, ATTACK_TEMPLATE[3]),
             folder / f"{name}.ipynb",
         )
-    saved = settings.HIDDEN
-    settings.HIDDEN = toy["hidden"]
     options = dict(
         timeout=10,
         jobs=2,
-        template=toy["template"],
-        reference=toy["reference"],
-        memory_gb=None if sandbox_problem() else TOY_MEMORY_GB,
+        sandbox=not sandbox_problem(),
+        memory_gb=TOY_MEMORY_GB,
+        **toy,
     )
-    try:
-        held = {row["student"]: row for row in grade(folder, "99_toy", **options)}
-        runs, expected = run_all(folder, "99_toy", run_flagged=True, **options)
-    finally:
-        settings.HIDDEN = saved
+    held = {row["student"]: row for row in grade(folder, "99_toy", **options)}
+    runs, expected = run_all(folder, "99_toy", run_flagged=True, **options)
     ran = {run["student"]: (run, score(run, expected)) for run in runs}
     return {name: (held[name], *ran[name]) for name in ATTACKS}
 
@@ -534,7 +512,7 @@ def test_an_invalid_notebook_is_a_row(graded):
 
 def test_grades_record_what_each_self_check_said():
     """The self-checks never change a score, but grades.csv shows what each one told the student."""
-    from booktools.grading.grade import self_checks
+    from booktools.grading.cells import self_checks
 
     def checked(*outputs):
         cell = nbformat.v4.new_code_cell("self_check(1, check_exercise_1)")
@@ -573,7 +551,7 @@ def test_grades_export_as_canvas_and_moodle_read_them(graded, tmp_path):
     exercises, in a column named after the assignment."""
     import csv
 
-    from booktools.grading.grade import write_lms_csv
+    from booktools.grading.lms import write_lms_csv
 
     rows = [graded[s] for s in sorted(graded)]
     for lms in ("canvas", "moodle"):
@@ -708,7 +686,7 @@ def test_instructor_page_links_every_student_version():
     ],
 )
 def test_the_scan_sees_through_aliases_and_nested_functions(code, reason):
-    from booktools.grading.rebuild import scan
+    from booktools.grading.scan import scan
 
     found = scan(code, {"torch", "np"})
     expected = reason if isinstance(reason, list) else [reason] if reason else []
@@ -722,7 +700,8 @@ def test_mutant_files_parse_and_cover_every_exercise_they_name(notebook_path):
     import ast
 
     from booktools.grading.mutation import mutants
-    from booktools.grading.rebuild import module_names, scan
+    from booktools.grading.names import module_names
+    from booktools.grading.scan import scan
 
     modules = module_names(read_notebook(notebook_path))
 
@@ -759,7 +738,7 @@ def test_the_reference_solutions_submitted_are_neither_flagged_nor_held(
 ):
     """The instructor notebook graded as a submission: every answer is spliced in, none flagged or held (the scan,
     and the helpers each exercise forbids, named anywhere in the answer)."""
-    from booktools.grading.rebuild import rebuild
+    from booktools.grading.splice import rebuild
 
     source, numbers = exercises(notebook_path.stem)
     template = read_notebook(STUDENT_DIR / notebook_path.name)
@@ -807,7 +786,7 @@ def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
     """wrong_marks reads each mutant's grading cell: a wrong answer that passed, a right one that failed, and a hidden
     test that printed nothing are all reported; a wrong answer that failed is not."""
     from booktools.grading import mutation as mutants
-    from booktools.grading.grade import MARK, grading_cells
+    from booktools.grading.cells import MARK, grading_cells
 
     (tmp_path / "99_toy.py").write_text(
         "# %% exercise 1, mark 0: a constant\ndef f(x):\n    return 2\n\n\n"
@@ -852,7 +831,8 @@ def test_only_a_whole_line_of_its_own_cell_counts_as_a_result():
     """records(): a grading cell's result is the one whole line its exercise's record fills. A forged record that
     an answer prints with the real line glued to its end (so the real one no longer starts a line), one printed
     to stderr, or one for another exercise counts as a second result, which verdict fails."""
-    from booktools.grading.grade import MARK, grading_cells, records, verdict
+    from booktools.grading.cells import MARK, grading_cells, records
+    from booktools.grading.judge import verdict
 
     def result(value, exercise=1):
         observed = [{"key": "f(2)", "value": value, "why": "f(2) must be 4"}]
@@ -920,7 +900,7 @@ def observed(*pairs, error=None) -> list:
     ],
 )
 def test_an_answer_is_judged_by_the_reference_rule(rule, reference, answer, passes):
-    from booktools.grading.grade import verdict
+    from booktools.grading.judge import verdict
 
     passed, why = verdict(observed(("x", reference, rule)), observed(("x", answer)))
     assert passed is passes and why == ("passed" if passes else "wrong x")
@@ -929,7 +909,7 @@ def test_an_answer_is_judged_by_the_reference_rule(rule, reference, answer, pass
 def test_only_the_reference_says_how_an_answer_is_judged():
     """An answer's kernel cannot loosen the rule (its own `close`/`within` are ignored), skip an observation, report
     twice, hide an error, or send something that is not a record."""
-    from booktools.grading.grade import verdict
+    from booktools.grading.judge import verdict
 
     reference = observed(("a", 1.0), ("b", 2.0))
     assert verdict(reference, observed(("a", 1.0), ("b", 2.0))) == (True, "passed")
@@ -985,7 +965,7 @@ def test_only_the_reference_says_how_an_answer_is_judged():
 def test_refers_to_sees_a_forbidden_helper_through_aliases_nested_functions_and_decorators(
     code, uses
 ):
-    from booktools.grading.grade import COMMON
+    from booktools.grading.cells import COMMON
 
     namespace = {"__name__": "__main__"}
     exec(COMMON.read_text() + "\ndef helper(x):\n    return x\n" + code, namespace)
@@ -996,7 +976,7 @@ def test_the_scan_knows_every_private_helper_of_the_hidden_tests():
     """Every name the hidden tests' helpers and the grader's preamble bind is one an answer may not name."""
     import ast
 
-    from booktools.grading.grade import PREAMBLE
+    from booktools.grading.cells import PREAMBLE
 
     defined = {
         name
@@ -1069,7 +1049,7 @@ def test_a_secret_gives_other_seeds_and_stays_out_of_the_kernel():
     ],
 )
 def test_a_grade_that_its_own_self_check_contradicts_is_flagged(said, flag):
-    from booktools.grading.grade import score
+    from booktools.grading.judge import score
 
     reference = {1: observed(("x", 1.0)), 2: observed(("y", 2.0))}
     run = {
@@ -1118,8 +1098,8 @@ PATCHES = {
 @pytest.fixture(scope="module")
 def patches(tmp_path_factory):
     """{submission: (row graded as usual, row with the flagged answers run)}."""
-    from booktools import settings
-    from booktools.grading.grade import run_all, score
+    from booktools.grading.grade import run_all
+    from booktools.grading.judge import score
 
     toy = toy_chapter(
         tmp_path_factory,
@@ -1136,20 +1116,9 @@ def patches(tmp_path_factory):
             toy_notebook(PATCH_TEMPLATE[0], "def double(x):\n" + body),
             folder / f"{name}.ipynb",
         )
-    saved = settings.HIDDEN
-    settings.HIDDEN = toy["hidden"]
-    options = dict(
-        timeout=10,
-        jobs=2,
-        template=toy["template"],
-        reference=toy["reference"],
-        memory_gb=None,
-    )
-    try:
-        held = {row["student"]: row for row in grade(folder, "99_toy", **options)}
-        runs, expected = run_all(folder, "99_toy", run_flagged=True, **options)
-    finally:
-        settings.HIDDEN = saved
+    options = dict(timeout=10, jobs=2, sandbox=False, **toy)
+    held = {row["student"]: row for row in grade(folder, "99_toy", **options)}
+    runs, expected = run_all(folder, "99_toy", run_flagged=True, **options)
     return {
         run["student"]: (held[run["student"]], score(run, expected)) for run in runs
     }
@@ -1204,7 +1173,7 @@ def test_a_right_answer_leaves_the_watch_quiet(patches):
     ],
 )
 def test_the_scan_holds_an_answer_that_patches_the_notebook(code, reason):
-    from booktools.grading.rebuild import scan
+    from booktools.grading.scan import scan
 
     found = scan(code + "\n    return net", {"torch"}, {"net", "i"}, {"Block", "Zero"})
     assert found == ([reason] if reason else []), found
@@ -1212,7 +1181,7 @@ def test_the_scan_holds_an_answer_that_patches_the_notebook(code, reason):
 
 def test_refers_to_sees_a_forbidden_class_through_the_notebooks_objects():
     """An instance, a network holding one, a partial, a dict or a subclass: each hands the class over."""
-    from booktools.grading.grade import COMMON
+    from booktools.grading.cells import COMMON
 
     namespace = {"__name__": "__main__"}
     exec(
@@ -1238,7 +1207,7 @@ def test_refers_to_sees_a_forbidden_class_through_the_notebooks_objects():
 
 
 def test_forbidden_helpers_are_read_through_a_loop_and_an_answers_own_names_are_its_own():
-    from booktools.grading.rebuild import forbidden_helpers, uses_forbidden
+    from booktools.grading.names import forbidden_helpers, uses_forbidden
 
     hidden = (
         "def exercise_1():\n"
@@ -1258,7 +1227,7 @@ def test_forbidden_helpers_are_read_through_a_loop_and_an_answers_own_names_are_
 
 def test_an_answer_that_names_any_private_helper_of_its_hidden_tests_is_held():
     """Not only the `_chNN_` names: whatever the chapter's hidden tests define at their top level."""
-    from booktools.grading.grade import suspicions
+    from booktools.grading.scan import suspicions
 
     template = read_notebook(STUDENT_DIR / "02_identity_and_zero_init.ipynb")
     hidden = (HIDDEN / "02_identity_and_zero_init.py").read_text()

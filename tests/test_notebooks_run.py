@@ -7,7 +7,7 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
 - no cell raises, except through an untouched exercise's `NotImplementedError` stub;
 - with every reference solution then defined in the same kernel, the hidden tests' records of them pass their own
   rules (a reference inside its own band, one of its own right answers), and those records are what the rest is
-  judged against, in this process, as `make grade` judges (grade.verdict);
+  judged against, in this process, as `make grade` judges (judge.verdict);
 - the solved exercise gets its mark and every untouched exercise zero;
 - then each mutant answer of booktools/grading/mutants/ (wrong ones, and correct alternatives) gets its mark.
 The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
@@ -20,18 +20,16 @@ import re
 import nbformat
 import papermill
 
-from booktools.execute import inject_parameters
-from booktools.grading.grade import (
+from booktools.grading.cells import (
     cell_problems,
     exercises,
+    graded,
     grading_cells,
     records,
-    reference_problems,
-    verdict,
-    with_preamble,
 )
+from booktools.grading.judge import reference_problems, verdict
 from booktools.grading.mutation import marks, mutant_cells, wrong_marks
-from booktools.grading.rebuild import rebuild
+from booktools.grading.splice import rebuild
 from booktools.settings import STUDENT_DIR, TEST_SECRET
 from conftest import TEST_SEED, read_notebook, run_alone, same_marks_as_recorded
 
@@ -70,11 +68,10 @@ def test_student_copy_runs_alone_under_another_seed_and_grades_right(
     # what `make grade` runs: the template, the answer spliced in
     rebuilt, _, flags = rebuild(student, submission)
     assert not flags, f"a clean submission is flagged: {flags}"
-    nb = inject_parameters(with_preamble(rebuilt, student), {"SEED": TEST_SEED})
     source, numbers = exercises(notebook_path.stem, TEST_SECRET)
-    n_submitted = len(nb.cells)
-    first = grading_cells(source, numbers)
-    nb.cells += first + [nbformat.v4.new_code_cell(c.source) for c in reference]
+    nb, n_submitted = graded(rebuilt, source, numbers, student, {"SEED": TEST_SEED})
+    first = nb.cells[n_submitted:]
+    nb.cells += [nbformat.v4.new_code_cell(c.source) for c in reference]
     n_all_solved = len(nb.cells)
     nb.cells += grading_cells(source, numbers) + mutant_cells(
         notebook_path.stem, [c.source for c in reference]

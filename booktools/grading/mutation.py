@@ -7,7 +7,7 @@ the kernel (every exercise has one) is held by the scan, as `make grade` holds s
 gets 0; a correct alternative that the scan holds is a failing test too.
 tests/test_notebooks_run.py grades every mutant of a chapter at the end of the chapter's graded run, in the same
 kernel (no notebook runs again), and restores the reference solution after each exercise's mutants. Each mutant is
-judged as `make grade` judges an answer (grade.verdict): what its hidden test observed against what the same test
+judged as `make grade` judges an answer (judge.verdict): what its hidden test observed against what the same test
 observed of the reference solutions, which ran in that kernel before the mutants.
 
 Usage, for authors writing mutants: python -m booktools.grading.mutation NN_topic [SECRET ...]   (runs the instructor notebook
@@ -24,16 +24,15 @@ from pathlib import Path
 import nbformat
 
 from booktools.execute import run_notebook
-from booktools.grading.grade import (
+from booktools.grading.cells import (
     exercises,
     grading_cells,
     records,
-    reference_problems,
     secret_number,
-    suspicions,
-    verdict,
     with_preamble,
 )
+from booktools.grading.judge import reference_problems, verdict
+from booktools.grading.scan import suspicions
 from booktools.settings import MUTANTS, NOTEBOOKS, STUDENT_DIR, headless
 
 TAG = "mutant"  # the metadata tag of a mutant's grading cell: {"mutant": index}
@@ -89,7 +88,7 @@ def mutant_cells(chapter: str, reference: list) -> list:
 
 def marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
     """What each mutant got in an executed notebook with mutant_cells, judged against `reference`, what the hidden
-    tests recorded of the reference solutions (`grade.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}]
+    tests recorded of the reference solutions (`judge.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}]
     in the file's order; 'got' is None where the hidden test reported nothing."""
     found, got = mutants(chapter), []
     for cell in nb.cells:

@@ -1,4 +1,4 @@
-"""Run before every chapter's hidden tests, in the kernel that ran the notebook (booktools/grading/grade.py): private helpers
+"""Run before every chapter's hidden tests, in the kernel that ran the notebook (booktools/grading/cells.py): private helpers
 they share. Names start with an underscore, so that they do not clash with the notebook's.
 
 A hidden test does not judge the answer where the answer ran: code in a student's kernel can patch anything there,
@@ -10,7 +10,7 @@ states (exact, close, within a band, one of some values). A submission's kernel 
 judged, and to be judged right it must produce what the reference produces on inputs it cannot know in advance.
 
 The tests draw their inputs from seeds written into them, which anyone can read here. `make grade SECRET=...` sets
-_SECRET (a number made from the instructor's secret; booktools/grading/grade.py) right after this file, and `_seed`
+_SECRET (a number made from the instructor's secret; booktools/grading/cells.py) right after this file, and `_seed`
 then turns each written seed into one that only the instructor's secret gives: a student who reads these tests
 still does not know the inputs a submission is graded on."""
 
@@ -77,38 +77,47 @@ def _observe(key, value, why, close=None, within=None, one_of=None):
     _OBSERVED.append({"key": key, "value": _plain(value), "why": str(why), **rule})
 
 
+def _holds(value, target, module: str, todo: list, depth: int = 0) -> bool:
+    """Whether `value`, a global an answer names, is or holds `target` (`_refers_to`); a function of the notebook's
+    (of `module`) goes on the to-do list."""
+    import functools
+    import types
+
+    if value is target:
+        return True
+    if depth > 3:
+        return False
+    inside = None
+    if isinstance(value, types.FunctionType) and value.__module__ == module:
+        todo.append(value)
+    elif isinstance(value, functools.partial):
+        inside = [value.func, *value.args, *value.keywords.values()]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        inside = list(value)[:1000]
+    elif isinstance(value, dict):
+        inside = list(value.values())[:1000]
+    elif isinstance(target, type):
+        return _is_a(value, target)
+    return any(_holds(v, target, module, todo, depth + 1) for v in inside or [])
+
+
+def _is_a(value, target: type) -> bool:
+    """Whether `value` is a subclass or an instance of `target`, or a torch.nn.Module with one inside."""
+    if isinstance(value, type):
+        return issubclass(value, target)
+    if isinstance(value, target):
+        return True
+    modules = getattr(value, "modules", None)
+    if hasattr(value, "_modules") and callable(modules):  # a torch.nn.Module
+        return any(isinstance(m, target) for m in modules())
+    return False
+
+
 def _refers_to(fn, target) -> bool:
     """Whether `fn`, a function it defines inside, a function it wraps, or a function of the notebook it names,
     refers to `target` by any name (an alias too), or names an object of the notebook's that holds it: an instance
     of it (a network with such a block inside too), a `functools.partial` of it, a list, tuple or dict with it."""
-    import functools
     import types
-
-    def holds(value, depth=0) -> bool:
-        """Whether a global the answer names is, or holds, `target`; functions go on the to-do list."""
-        if value is target:
-            return True
-        if depth > 3:
-            return False
-        if isinstance(value, types.FunctionType) and value.__module__ == fn.__module__:
-            todo.append(value)
-        elif isinstance(value, functools.partial):
-            return holds(value.func, depth + 1) or any(
-                holds(v, depth + 1) for v in [*value.args, *value.keywords.values()]
-            )
-        elif isinstance(value, (list, tuple, set, frozenset)):
-            return any(holds(v, depth + 1) for v in list(value)[:1000])
-        elif isinstance(value, dict):
-            return any(holds(v, depth + 1) for v in list(value.values())[:1000])
-        elif isinstance(target, type):
-            if isinstance(value, type):
-                return issubclass(value, target)
-            if isinstance(value, target):
-                return True
-            modules = getattr(value, "modules", None)
-            if hasattr(value, "_modules") and callable(modules):  # a torch.nn.Module
-                return any(isinstance(m, target) for m in modules())
-        return False
 
     seen, todo = set(), [fn]
     while todo:
@@ -124,6 +133,8 @@ def _refers_to(fn, target) -> bool:
             code = codes.pop()
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
             for name in code.co_names:
-                if name in f.__globals__ and holds(f.__globals__[name]):
+                if name in f.__globals__ and _holds(
+                    f.__globals__[name], target, fn.__module__, todo
+                ):
                     return True
     return False

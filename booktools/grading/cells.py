@@ -1,0 +1,197 @@
+"""The cells the grader adds to a notebook, and what it reads back from them once they have run.
+
+Before the notebook: PREAMBLE (kernel_preamble.py), what the results are printed with, and before each answer a
+watch on what the template's code defined. After it: the hidden tests (`exercises`), then one cell per exercise
+that prints what its test observed as one JSON line (`grading_cells`). `graded` assembles the three; `records`,
+`cell_problems` and `self_checks` read the executed notebook.
+"""
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import nbformat
+
+from booktools.execute import inject_parameters
+from booktools.grading.names import top_level_names
+from booktools.grading.splice import ANSWER_TAG, STUB
+from booktools.settings import HIDDEN
+
+MARK = "GRADE "
+
+
+# helpers every chapter's tests may use
+COMMON = Path(__file__).resolve().parent / "hidden" / "_common.py"
+
+
+def secret_number(secret: str, chapter: str = "") -> int:
+    """The instructor's secret phrase as the number the hidden tests' `_seed` mixes into every seed they draw
+    inputs from (booktools/grading/hidden/_common.py): 128 bits, too many to search for from the seeds it gives, and one number
+    per chapter, so that a number a kernel leaks tells nothing of the other chapters' inputs; never 0, which means
+    no secret."""
+    digest = hashlib.sha256(f"{chapter}:{secret}".encode()).digest()
+    return int.from_bytes(digest[:16], "big") or 1
+
+
+def exercises(
+    chapter: str, secret: str | None = None, hidden: Path = HIDDEN
+) -> tuple[str, list]:
+    """The hidden tests' source (after the shared helpers of booktools/grading/hidden/_common.py and, with a secret, the
+    number made from it) and the exercise numbers it covers."""
+    path = hidden / f"{chapter}.py"
+    if not path.exists():
+        raise SystemExit(f"No hidden tests for chapter {chapter!r}: expected {path}.")
+    source = path.read_text()
+    numbers = sorted(int(n) for n in re.findall(r"^def exercise_(\d+)\(", source, re.M))
+    keyed = f"\n_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
+    return COMMON.read_text() + keyed + "\n\n" + source, numbers
+
+
+# The first cell of every graded run, before any answer (kernel_preamble.py: ruff reads it as the code it is).
+PREAMBLE = (Path(__file__).parent / "kernel_preamble.py").read_text()
+WATCH = "_GRADER_WATCH({names!r})\n"
+
+
+UNCHANGED = (
+    "an answer changed a class, a function or a library that the notebook and its tests rely on (such as "
+    "assigning to Block.forward or torch.equal): an answer may change only the objects it is given"
+)
+
+
+def answer_cells(nb) -> list:
+    """The indices of the code cells that hold a student's answer: a solution region (or its stub), or a cell
+    tagged `answer`."""
+    return [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and (
+            ANSWER_TAG in cell.metadata.get("tags", [])
+            or "solution" in cell.metadata.get("tags", [])
+            or STUB.search(cell.source)
+            or "### BEGIN SOLUTION" in cell.source
+        )
+    ]
+
+
+def with_preamble(nb, template=None) -> nbformat.NotebookNode:
+    """`nb` with PREAMBLE as its first cell, and before each answer's cell a cell that starts watching what the
+    template's code has defined by then (`_GRADER_WATCH`): the grading cells report what has changed since.
+    `template`: the student version `nb` was rebuilt from, whose stubs say where the answers are (the default:
+    `nb`'s own solution markers and tags)."""
+    nb = nbformat.from_dict(nb)
+    template = nb if template is None else template
+    cells = answer_cells(template)
+    names = set().union(*(top_level_names(template.cells[i].source) for i in cells))
+    for i in reversed(cells):
+        nb.cells.insert(i, nbformat.v4.new_code_cell(WATCH.format(names=sorted(names))))
+    nb.cells.insert(0, nbformat.v4.new_code_cell(PREAMBLE))
+    return nb
+
+
+def graders_cell(cell) -> bool:
+    """Whether a cell is one the grader added before the hidden tests (PREAMBLE, a watch)."""
+    return cell.source == PREAMBLE or cell.source.startswith("_GRADER_WATCH(")
+
+
+def grading_cells(source: str, numbers: list) -> list:
+    """The hidden tests' definitions, then a cell per exercise that runs its test and prints what it observed (or
+    the error that stopped it) as one JSON line, with what PREAMBLE took before any answer ran."""
+    cells = [nbformat.v4.new_code_cell(source)]
+    for n in numbers:
+        cells.append(
+            nbformat.v4.new_code_cell(
+                "_OBSERVED.clear()\n"
+                "try:\n"
+                f"    exercise_{n}()\n"
+                "    _error = None\n"
+                "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
+                "    _error = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
+                "_OBSERVED.append({'key': 'unchanged', 'value': _GRADER_CHANGED(), "
+                f"'why': {UNCHANGED!r}}})\n"
+                f"_GRADER_WRITE({chr(10) + MARK!r} + _GRADER_DUMPS({{'exercise': {n}, 'observed': _OBSERVED, "
+                "'error': _error and _error[:300]}) + '\\n')\n"
+                "_GRADER_FLUSH()\n"
+            )
+        )
+    return cells
+
+
+def cell_problems(nb, n_submitted: int) -> list:
+    """A sentence for each submitted cell that raised or timed out."""
+    notes = []
+    cells = [c for c in nb.cells[:n_submitted] if not graders_cell(c)]
+    for i, cell in enumerate(cells):  # numbered as in the student's notebook
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                what = (
+                    "timed out and was interrupted"
+                    if out["ename"] == "KeyboardInterrupt"
+                    else f"raised {out['ename']}: {out['evalue'][:120]}"
+                )
+                notes.append(f"cell {i} {what}")
+    return notes
+
+
+def self_checks(nb, n_submitted: int) -> str:
+    """What each self-check cell said in the graded run, as the student saw it: "Exercise 1: correct.",
+    "Exercise 2: not yet right: ...". They never change the score (the hidden tests do), but they tell an
+    instructor where a student's own check and the grade disagree."""
+    said = []
+    for cell in nb.cells[:n_submitted]:
+        if "self-check" not in cell.metadata.get("tags", []):
+            continue
+        outputs = cell.get("outputs", [])
+        text = "".join(o.get("text", "") for o in outputs).strip()
+        errors = [o for o in outputs if o.get("output_type") == "error"]
+        if errors:
+            text = errors[0]["evalue"] or errors[0]["ename"]
+        said.append((text.splitlines() or ["no output"])[0][:200])
+    return "; ".join(said)
+
+
+def records(nb, n_submitted: int) -> dict:
+    """{exercise number: [what each grading cell printed for it]} from the cells after the first `n_submitted` of an
+    executed notebook: JSON as the kernel wrote it, not yet trusted (`verdict` reads it). A grading cell's result
+    counts only as one whole line that its own exercise's record fills; any other text in that cell that holds the
+    mark (a forged line glued to the start of the real one, a line on stderr) counts as a second result, which
+    fails the exercise."""
+    found = {}
+    for cell in nb.cells[n_submitted:]:
+        m = re.search(r"^    exercise_(\d+)\(\)$", cell.source, re.M)
+        if not m:
+            continue  # the hidden tests' definitions
+        n = int(m[1])
+        text = "".join(out.get("text", "") for out in cell.get("outputs", []))
+        results = []
+        for line in text.splitlines():
+            try:  # a kernel can print anything: a line that is not a record is no result
+                record = (
+                    json.loads(line[len(MARK) :]) if line.startswith(MARK) else None
+                )
+                if int(record["exercise"]) == n:
+                    results.append(record)
+            except Exception:
+                continue
+        if text.count(MARK) > len(results):
+            results.append(
+                {"exercise": n, "observed": [], "error": "more than one result"}
+            )
+        if results:
+            found[n] = results
+    return found
+
+
+def graded(
+    nb, source: str, numbers: list, template=None, parameters: dict | None = None
+):
+    """(`nb` ready to grade, the number of its cells before the hidden tests, where `records` starts reading):
+    PREAMBLE and the watches (`with_preamble`, `template` as there), `parameters` set after the `parameters` cell
+    as papermill does, then the hidden tests `source` and a cell per exercise of `numbers` (`grading_cells`)."""
+    nb = with_preamble(nb, template)
+    if parameters:
+        nb = inject_parameters(nb, parameters)
+    n_submitted = len(nb.cells)
+    nb.cells += grading_cells(source, numbers)
+    return nb, n_submitted
