@@ -5,6 +5,13 @@ PY     := $(VENV)/bin/python
 # A copy of the requirements last installed into .venv.
 STAMP  := $(VENV)/.requirements.txt
 NB     ?= $(wildcard notebooks/[0-9][0-9]_*.ipynb)
+# Given on the command line (make test NB=notebooks/05_pre_vs_post_norm.ipynb), NB narrows the tests parametrised by
+# chapter to those chapters (tests/conftest.py reads RC_CHAPTERS).
+CHAPTERS := $(if $(filter command line,$(origin NB)),$(NB))
+# Every target that takes NB first checks that each names a notebook, and says so in one sentence if not.
+define require_nb
+@for f in $(NB); do test -f "$$f" || { echo "No notebook $$f: give NB=notebooks/NN_topic.ipynb, one of: $(notdir $(wildcard notebooks/[0-9][0-9]_*.ipynb))"; exit 2; }; done
+endef
 # Set whenever a machine runs the notebooks (the notebooks read it): no progress bars, so the book and the
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
@@ -63,7 +70,8 @@ browser-deps: venv
 # other parametrised test is a unit of its own (tests/conftest.py), so one chapter's runs spread over both cores.
 # --book-cache: each notebook that passes nbval goes into the book's execution cache, so `make book` reuses the run.
 test: venv lint
-	$(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
+	$(require_nb)
+	RC_CHAPTERS="$(CHAPTERS)" $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --book-cache _build/.jupyter_cache
 
 # ruff on every .py file and notebook: pyflakes-class errors, import order, and the format (pyproject.toml); and
@@ -112,24 +120,28 @@ newest:
 	  --nbval-lax --nbval-cell-timeout=600 --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # Wall time of every notebook against its budget, of a cold and a warm `make book`, and of `make test` in passes
-# (WITH_CI=1: also of .ci/run, about 25 min more). Run it on an idle machine.
+# (WITH_CI=1: also of .ci/run). Run it on an idle machine.
 bench: venv
+	$(require_nb)
 	$(PY) -m booktools.measure.bench $(NB) $(if $(WITH_CI),--ci)
 
-# Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (about 90 min
-# for 30 seeds of every chapter). Records in _build/seeds/, condensed into book/sweeps/ (committed); from those the
+# Every chapter under N seeds (1000, 2000, ...), two at a time, with each assert's slack; outside CI (how long: the
+# reproducibility page). Records in _build/seeds/, condensed into book/sweeps/ (committed); from those the
 # table on the reproducibility page and the min slack column of every chapter's claims-and-controls table.
 N ?= 30
 seeds: venv
+	$(require_nb)
 	$(PY) -m booktools.measure.seeds -n $(N) $(NB)
 	$(PY) -m booktools.measure.seeds --report
 
 # Re-execute notebooks in place in the pinned kernel (their committed outputs): make execute NB=notebooks/02_....ipynb
 execute: venv
+	$(require_nb)
 	$(PY) -m booktools.execute $(NB)
 
 # Rewrite every notebook's Colab badge, and the Colab links in book/*.md, from repository.url in _config.yml.
 badges: venv
+	$(require_nb)
 	$(PY) -m booktools.build.badges $(NB)
 
 # Copy each shared snippet (notebooks/shared/NAME.py: self_check, the figure style, the digits split, the CIFAR-10 loader) into the
@@ -141,6 +153,7 @@ sync: venv
 # Colab copies (the chapters' markdown in plain CommonMark) in notebooks/colab/, and from them the student
 # versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
 student: venv
+	$(require_nb)
 	$(PY) -m booktools.build.student $(NB)
 
 # Tag an edition a course can pin, TAG=vYYYY.MM: a commit of its own (the branch does not move) whose Colab and

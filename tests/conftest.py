@@ -62,6 +62,37 @@ def pytest_configure(config):
     config.pluginmanager.register(nbval_cache.RECORDER, "nbval_cache")
 
 
+# .ci/run (and GitHub Actions) set CI: there, what a test needs and cannot find fails it instead of skipping it
+IN_CI = bool(os.environ.get("CI"))
+
+
+def unavailable(why: str):
+    """Skip a test whose machine lacks what it needs, with `why`; under CI, fail it."""
+    if IN_CI:
+        pytest.fail(f"{why}, and CI requires it")
+    pytest.skip(why)
+
+
+# `make test NB=notebooks/05_pre_vs_post_norm.ipynb`: the chapters to test (all when empty)
+CHAPTERS = {Path(p).stem for p in os.environ.get("RC_CHAPTERS", "").split()}
+CHAPTER_ID = re.compile(r"(?<![\w])(\d\d_[a-z0-9_]+)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """With RC_CHAPTERS (make test NB=...), a test parametrised by chapter runs for those chapters only; the
+    whole-book tests run as always."""
+    if not CHAPTERS:
+        return
+    keep, drop = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        found = CHAPTER_ID.findall(callspec.id) if callspec else []
+        (drop if found and not set(found) & CHAPTERS else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def tags(cell) -> list:
     return cell.metadata.get("tags", [])
 
@@ -80,8 +111,9 @@ def pytest_xdist_make_scheduler(config, log):
     """`make test` and `make browser` run on two workers with --dist loadscope. A notebook's nbval cells share one
     kernel, so each notebook stays one unit of work. In the browser test a page is the unit: every check of one page
     runs on the worker that opened it (each worker keeps the pages it opened), light, dark and phone alike. A test
-    parametrised by chapter (one chapter's papermill run, its student copy's graded run) is a unit per chapter, so
-    that the runs of one test function spread over both workers instead of queueing on one. Every other parametrised
+    parametrised by chapter (one chapter's papermill run) is a unit per chapter, so that the runs of one test
+    function spread over both workers instead of queueing on one; the checks of one chapter's graded run
+    (tests/test_notebooks_run.py) are one unit, on the worker that made the run. Every other parametrised
     test is one unit, so that a module fixture its cases share (a grading of toy submissions) is made once, not on
     each worker."""
     if config.getvalue("dist") != "loadscope":
@@ -97,9 +129,44 @@ def pytest_xdist_make_scheduler(config, log):
                 return "page " + next(p for p in params if p not in BROWSER_THEMES)
             if nodeid.endswith("]") and "[" in nodeid:
                 test, params = nodeid[:-1].split("[", 1)
+                if (
+                    "test_notebooks_run.py::" in test
+                ):  # the checks of one chapter's run: where it was made
+                    return f"{test.split('::')[0]}[{params}]"
                 if re.match(r"\d\d_", params):  # one chapter's run
                     return nodeid
                 return test
             return super()._split_scope(nodeid)
 
     return NotebookScopes(config, log)
+
+
+def solution_count(nb) -> int:
+    return sum(c.source.count("### BEGIN SOLUTION") for c in nb.cells)
+
+
+# --- toy chapters for the grader's tests ---
+
+
+def toy_notebook(*codes) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in codes])
+
+
+def toy_chapter(
+    tmp_path_factory, hidden_source: str, template: list, reference: list
+) -> dict:
+    """A toy chapter's hidden tests, student version and instructor notebook, as `grade`'s options."""
+    hidden = tmp_path_factory.mktemp("hidden")
+    (hidden / "99_toy.py").write_text(hidden_source)
+    folder = tmp_path_factory.mktemp("toy")
+    nbformat.write(toy_notebook(*template), folder / "template.ipynb")
+    nbformat.write(toy_notebook(*reference), folder / "reference.ipynb")
+    return {
+        "hidden": hidden,
+        "template": folder / "template.ipynb",
+        "reference": folder / "reference.ipynb",
+    }
+
+
+def stub(number: int, name: str) -> str:
+    return f"def {name}(x):\n    raise NotImplementedError('Exercise {number} ({name}): replace this line.')"

@@ -126,10 +126,3 @@ def test_no_network_is_a_sentence(loader, tmp_path, monkeypatch):
         and "\n" not in message
     )
     assert not list((tmp_path / "data").glob("*.part"))
-
-
-def test_published_checksum(loader):
-    assert loader["CIFAR_MD5"] == "c58f30108f718f92721af3b95e74349a"
-    assert (
-        loader["CIFAR_URL"] == "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
-    )

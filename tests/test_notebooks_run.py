@@ -1,4 +1,4 @@
-"""Every chapter runs once more than nbval's run, and that one run serves four checks.
+"""Every chapter runs once more than nbval's run, and that one run (the `run` fixture) serves a test per check.
 
 nbval (in `make test`) re-runs the committed notebooks at their committed SEED. This test runs each chapter's
 *student* version, copied alone into an empty folder as Colab opens it, under another SEED (TEST_SEED), with one
@@ -9,7 +9,9 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
   rules (a reference inside its own band, one of its own right answers), and those records are what the rest is
   judged against, in this process, as `make grade` judges (judge.verdict);
 - the solved exercise gets its mark and every untouched exercise zero;
-- then each mutant answer of booktools/grading/mutants/ (wrong ones, and correct alternatives) gets its mark.
+- then each mutant answer of booktools/grading/mutants/ (wrong ones, and correct alternatives) gets its mark,
+  and the marks, holds and reasons recorded in tests/marks/.
+A chapter's tests here run on one worker (tests/conftest.py), so its run is made once.
 The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
 the seeds written in them, as in an instructor's private grading.
 `make colab-check` runs this file again in Colab's package versions. Set TEST_SEED (or TEST_SECRET) to try others.
@@ -19,6 +21,7 @@ import re
 
 import nbformat
 import papermill
+import pytest
 
 from booktools.grading.cells import (
     cell_problems,
@@ -45,69 +48,113 @@ def solved_exercise(path) -> int:
     return 1 + int(path.stem[:2]) % len(solutions(path))
 
 
-def test_student_copy_runs_alone_under_another_seed_and_grades_right(
-    notebook_path, tmp_path
-):
-    reference = solutions(notebook_path)
-    k = solved_exercise(notebook_path)
-    student = read_notebook(STUDENT_DIR / notebook_path.name)
-    committed = next(
+def committed_parameters(student) -> str:
+    return next(
         c for c in student.cells if "parameters" in c.metadata.get("tags", [])
-    )
-    assert f"SEED = {TEST_SEED}\n" not in committed.source + "\n", (
+    ).source
+
+
+def stub_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code" and STUB.search(c.source)]
+
+
+def test_the_test_seed_is_not_the_committed_one(notebook_path):
+    student = read_notebook(STUDENT_DIR / notebook_path.name)
+    assert f"SEED = {TEST_SEED}\n" not in committed_parameters(student) + "\n", (
         "TEST_SEED must differ from the committed SEED"
     )
-    stubs = [
-        c for c in student.cells if c.cell_type == "code" and STUB.search(c.source)
-    ]
-    assert len(stubs) == len(reference), "one stub cell per solution cell"
-    submission = nbformat.from_dict(student)
-    [c for c in submission.cells if c.cell_type == "code" and STUB.search(c.source)][
-        k - 1
-    ].source = reference[k - 1].source
-    # what `make grade` runs: the template, the answer spliced in
-    rebuilt, _, flags = rebuild(student, submission)
-    assert not flags, f"a clean submission is flagged: {flags}"
-    source, numbers = exercises(notebook_path.stem, TEST_SECRET)
-    nb, n_submitted = graded(rebuilt, source, numbers, student, {"SEED": TEST_SEED})
-    first = nb.cells[n_submitted:]
-    nb.cells += [nbformat.v4.new_code_cell(c.source) for c in reference]
-    n_all_solved = len(nb.cells)
-    nb.cells += grading_cells(source, numbers) + mutant_cells(
-        notebook_path.stem, [c.source for c in reference]
-    )
-    run_alone(nb, tmp_path)
 
-    problems = cell_problems(nb, len(nb.cells))
+
+def test_the_student_copy_has_one_stub_per_solution(notebook_path):
+    student = read_notebook(STUDENT_DIR / notebook_path.name)
+    assert len(stub_cells(student)) == len(solutions(notebook_path))
+
+
+def test_a_clean_submission_is_not_flagged(notebook_path):
+    student = read_notebook(STUDENT_DIR / notebook_path.name)
+    _, _, flags = rebuild(student, submission(notebook_path, student))
+    assert not flags, f"a clean submission is flagged: {flags}"
+
+
+def submission(path, student) -> nbformat.NotebookNode:
+    """The student copy with one exercise (`solved_exercise`) solved by the instructor's solution."""
+    k = solved_exercise(path)
+    submitted = nbformat.from_dict(student)
+    stub_cells(submitted)[k - 1].source = solutions(path)[k - 1].source
+    return submitted
+
+
+RUNS = {}  # chapter: its run, made once per worker (tests/conftest.py keeps a chapter's tests on one worker)
+
+
+@pytest.fixture
+def run(notebook_path, tmp_path_factory) -> dict:
+    """The chapter's student copy with one exercise solved, run alone in an empty folder under TEST_SEED as
+    `make grade` runs it (the answer spliced into the template), then the hidden tests; then every reference
+    solution and the hidden tests again; then every mutant. {'nb', 'numbers', 'k', 'solved_alone', 'reference'}."""
+    name = notebook_path.stem
+    if name not in RUNS:
+        reference = solutions(notebook_path)
+        student = read_notebook(STUDENT_DIR / notebook_path.name)
+        rebuilt, _, _ = rebuild(student, submission(notebook_path, student))
+        source, numbers = exercises(name, TEST_SECRET)
+        nb, n_submitted = graded(rebuilt, source, numbers, student, {"SEED": TEST_SEED})
+        n_first = len(nb.cells) - n_submitted
+        nb.cells += [nbformat.v4.new_code_cell(c.source) for c in reference]
+        n_all_solved = len(nb.cells)
+        nb.cells += grading_cells(source, numbers) + mutant_cells(
+            name, [c.source for c in reference]
+        )
+        run_alone(nb, tmp_path_factory.mktemp(name))
+
+        def read(start):
+            cells = nb.cells[start : start + n_first]
+            return records(nbformat.v4.new_notebook(cells=cells), 0)
+
+        RUNS[name] = {
+            "nb": nb,
+            "numbers": numbers,
+            "k": solved_exercise(notebook_path),
+            "solved_alone": read(n_submitted),
+            "reference": read(n_all_solved),
+        }
+    return RUNS[name]
+
+
+def test_every_assert_holds_and_only_untouched_stubs_raise(run):
+    """Under TEST_SEED, not the committed one: no tuned seed."""
+    problems = cell_problems(run["nb"], len(run["nb"].cells))
     assert all("raised NotImplementedError: Exercise" in p for p in problems), (
         f"cells that raised: {problems}"
     )
-    solved_alone = records(
-        nbformat.v4.new_notebook(
-            cells=nb.cells[n_submitted : n_submitted + len(first)]
-        ),
-        0,
-    )
-    reference = records(
-        nbformat.v4.new_notebook(
-            cells=nb.cells[n_all_solved : n_all_solved + len(first)]
-        ),
-        0,
-    )
-    failed = reference_problems(reference, numbers)
-    assert sorted(reference) == numbers and not failed, (
+
+
+def test_the_hidden_tests_pass_the_reference_solutions(run):
+    failed = reference_problems(run["reference"], run["numbers"])
+    assert sorted(run["reference"]) == run["numbers"] and not failed, (
         f"the hidden tests do not pass the reference solutions at SEED = {TEST_SEED}: {failed}"
     )
-    scores = {n: int(verdict(reference[n], solved_alone.get(n))[0]) for n in numbers}
-    assert scores == {n: int(n == k) for n in numbers}, (
-        f"with exercise {k} solved, expected only it to pass: {solved_alone}"
+
+
+def test_the_solved_exercise_scores_and_the_untouched_ones_do_not(run):
+    reference, alone, k = run["reference"], run["solved_alone"], run["k"]
+    scores = {n: int(verdict(reference[n], alone.get(n))[0]) for n in run["numbers"]}
+    assert scores == {n: int(n == k) for n in run["numbers"]}, (
+        f"with exercise {k} solved, expected only it to pass: {alone}"
     )
-    wrong = wrong_marks(notebook_path.stem, nb, reference)
+
+
+def test_every_mutant_gets_its_mark(notebook_path, run):
+    wrong = wrong_marks(notebook_path.stem, run["nb"], run["reference"])
     assert not wrong, (
         "hidden tests that mark a mutant answer wrongly (booktools/grading/mutants/):\n"
         + "\n".join(wrong)
     )
-    same_marks_as_recorded(notebook_path.stem, marks(notebook_path.stem, nb, reference))
+
+
+def test_every_mutant_gets_the_marks_recorded(notebook_path, run):
+    got = marks(notebook_path.stem, run["nb"], run["reference"])
+    same_marks_as_recorded(notebook_path.stem, got)
 
 
 def test_papermill_sets_the_parameters(notebook_path, tmp_path):

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from booktools.settings import COLAB_DIR, load_config
-from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags
+from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags, unavailable
 
 HTML = ROOT / "_build" / "html"
 
@@ -19,6 +19,12 @@ def site():
         if os.environ.get("RC_REQUIRE_SITE"):
             pytest.fail("no built site in _build/html: run `make book`")
         pytest.skip("no built site yet (make book builds it)")
+    for source in [*NOTEBOOKS, *(ROOT / "book").glob("*.md")]:
+        page = HTML / source.relative_to(ROOT).with_suffix(".html")
+        if page.exists() and page.stat().st_mtime < source.stat().st_mtime:
+            unavailable(
+                f"{page.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make book`"
+            )
     return HTML
 
 
@@ -196,8 +202,14 @@ def test_front_page_teaches_in_one_screen(site):
 
 def test_reproducibility_page(site):
     text = (site / "book" / "reproducibility.html").read_text(encoding="utf-8")
-    assert "torch==2.13.0" in text and "ipywidgets==7.7.1" in text, (
-        "the pinned environments"
+    pins = [
+        line.split("#")[0].strip()
+        for path in ("requirements.txt", "tests/colab-requirements.txt")
+        for line in (ROOT / path).read_text().splitlines()
+        if line.startswith(("torch==", "ipywidgets=="))
+    ]
+    assert len(pins) == 4 and all(pin in text for pin in pins), (
+        f"the pinned environments: {pins}"
     )
     for notebook in NOTEBOOKS:
         assert notebook.name in text, f"the run time of {notebook.name}"

@@ -78,29 +78,18 @@ def test_links_in_pages_follow_the_config():
     assert rewrite_links(old) == f"[x]({colab_url('student/03_gradient_flow.ipynb')})"
 
 
-def test_bench_rewrites_the_table_and_the_map_times(tmp_path, monkeypatch):
-    page, intro = tmp_path / "reproducibility.md", tmp_path / "intro.md"
+def test_bench_rewrites_the_table(tmp_path, monkeypatch):
+    page = tmp_path / "reproducibility.md"
     page.write_text(
         "# R\n\n<!-- bench:start -->\nold table\n<!-- bench:end -->\n\nAfter.\n"
     )
-    intro.write_text(
-        "| Notebook | Question | Time |\n| --- | --- | --- |\n"
-        "| [One](../notebooks/01_one.ipynb) | Why? | about 30 s |\n"
-        "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n"
-    )
     monkeypatch.setattr(bench, "REPRODUCIBILITY", page)
-    monkeypatch.setattr(bench, "INTRO", intro)
     bench.write_table(
         "| what | wall s |\n| --- | --- |\n| 01_one.ipynb | 12.4 |", "Measured today."
     )
-    bench.write_map_times({"01_one": 12.4})
     assert page.read_text() == (
         "# R\n\n<!-- bench:start -->\nMeasured today.\n\n| what | wall s |\n| --- | --- |\n"
         "| 01_one.ipynb | 12.4 |\n<!-- bench:end -->\n\nAfter.\n"
-    )
-    assert "| [One](../notebooks/01_one.ipynb) | Why? | 12 s |\n" in intro.read_text()
-    assert "| [Two](../notebooks/02_two.ipynb) | How? | 9 s |\n" in intro.read_text(), (
-        "unmeasured rows stay"
     )
 
 
@@ -125,7 +114,7 @@ def test_bench_says_how_it_is_called(capsys):
 
 
 def test_times_shown_are_the_benchmarked_ones():
-    """The map's times and each title cell's are the last `make bench` run's, rounded to seconds (bench writes all)."""
+    """Each title cell's time is the last `make bench` run's, rounded to seconds (bench writes both)."""
     table = dict(
         re.findall(
             r"^\| (\d\d_\w+)\.ipynb \| ([\d.]+) \|",
@@ -133,14 +122,7 @@ def test_times_shown_are_the_benchmarked_ones():
             re.M,
         )
     )
-    in_map = dict(
-        re.findall(
-            r"\(\.\./notebooks/(\w+)\.ipynb\) \|.*\| (\d+) s \|$",
-            bench.INTRO.read_text(),
-            re.M,
-        )
-    )
-    assert table and in_map.keys() == table.keys() == {p.stem for p in NOTEBOOKS}
+    assert table.keys() == {p.stem for p in NOTEBOOKS}
     for name, seconds in table.items():
         title = (
             nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
@@ -149,14 +131,9 @@ def test_times_shown_are_the_benchmarked_ones():
         )
         shown = bench.TITLE_TIME.search(title)
         assert shown, f"{name}: the title cell says '**Time to run:** about N s'"
-        assert (
-            int(in_map[name])
-            == bench.whole_seconds(float(seconds))
-            == int(shown[0].split()[-2])
-        ), (
+        assert bench.whole_seconds(float(seconds)) == int(shown[0].split()[-2]), (
             name,
             seconds,
-            in_map[name],
             shown[0],
         )
 

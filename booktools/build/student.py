@@ -2,8 +2,8 @@
 and notebooks/student/NN_topic.ipynb, its student version, made from that copy.
 
 In each student version every `### BEGIN SOLUTION` ... `### END SOLUTION` region becomes
-`raise NotImplementedError("Exercise N: <what to do>")`, every output is cleared, cells tagged
-`hidden-test` are dropped, the self-checks stay, and the Colab badge and the "Next" link point at the
+`raise NotImplementedError("Exercise N: <what to do>")`, every output is cleared, the
+self-checks stay, and the Colab badge and the "Next" link point at the
 student copies.
 Usage: python -m booktools.build.student [notebooks/NN_topic.ipynb ...]   (default: every chapter)
 """
@@ -46,8 +46,6 @@ def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNo
     cells, exercise = [], ("?", "complete this exercise.")
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
-        if "hidden-test" in tags:
-            continue
         if cell.cell_type == "markdown":
             headings = EXERCISE.findall(cell.source)
             if headings:

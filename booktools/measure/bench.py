@@ -1,10 +1,10 @@
 """`make bench`: wall time of each notebook in its default mode, of a cold and a warm `make book`, and of
 `make test` (also in passes: one pass is half the sum of the notebooks' times, every chapter once, two at a
-time on two cores). `--ci` also times `.ci/run`, which runs `make test` and `make book` again (about 25 min).
+time on two cores). `--ci` also times `.ci/run`, which runs `make test` and `make book` again.
 
-Prints a table and writes it into book/reproducibility.md (between the bench markers), and each notebook's
-time into the last column of the map in book/intro.md and into the notebook's own title cell (and so its
-student copy). Timings are wall seconds on the machine it runs on;
+Prints a table and writes it into book/reproducibility.md (between the bench markers), the one place the run times
+live, and each notebook's time into its own title cell (and so its student copy), which a reader of one chapter
+sees; every other page links to the reproducibility page. Timings are wall seconds on the machine it runs on;
 run it on an otherwise idle machine.
 """
 
@@ -27,7 +27,6 @@ from booktools.execute import execute
 from booktools.settings import (
     BOOK_BUDGETS,
     CI_BUDGET_PASSES,
-    INTRO,
     NOTEBOOK_BUDGET,
     NOTEBOOK_BUDGETS,
     REPRODUCIBILITY,
@@ -81,16 +80,6 @@ def table_of(rows: list) -> str:
     )
 
 
-def write_map_times(seconds: dict) -> None:
-    """Set the last cell of each notebook's row in the front page's map to its measured time."""
-    lines = INTRO.read_text().splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        row = re.match(r"\| \[.*?\]\(\.\./notebooks/(\w+)\.ipynb\) \|.*\| ", line)
-        if row and row[1] in seconds:
-            lines[i] = f"{row[0]}{whole_seconds(seconds[row[1]])} s |\n"
-    INTRO.write_text("".join(lines))
-
-
 def write_title_times(seconds: dict, notebooks: list) -> None:
     """Set "**Time to run:** about N s" in each notebook's title cell (its outputs stay) and in its student copy."""
     for path in notebooks:
@@ -120,7 +109,6 @@ def main(notebooks: list, ci: bool = False) -> int:
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
     stamp = f"Measured by `make bench` ({time.strftime('%Y-%m-%d')}, {machine})."
     write_table(table_of(rows), stamp)
-    write_map_times(seconds)
     write_title_times(seconds, notebooks)
     clear_build()
     for kind in ("cold", "warm"):
@@ -152,9 +140,7 @@ def parse_args(argv: list) -> argparse.Namespace:
     parser.add_argument(
         "notebooks", nargs="+", type=Path, help="the notebooks to time, in order"
     )
-    parser.add_argument(
-        "--ci", action="store_true", help="also time .ci/run (about 25 min)"
-    )
+    parser.add_argument("--ci", action="store_true", help="also time .ci/run")
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.notebooks if not p.is_file()]
     if missing:

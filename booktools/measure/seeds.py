@@ -16,7 +16,7 @@ commit each chapter was measured at, and the `min slack` column of every chapter
 
 Usage: python -m booktools.measure.seeds [-n 30] [--jobs 2] notebooks/03_gradient_flow.ipynb ...
        python -m booktools.measure.seeds --report
-Runs outside CI: 30 seeds of all chapters take about 50 minutes on two cores.
+Runs outside CI: how long 30 seeds of every chapter take is on the reproducibility page.
 """
 
 import argparse

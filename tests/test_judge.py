@@ -1,0 +1,191 @@
+"""Judging (booktools/grading/judge.py and cells.records): what counts as a result, how an answer is judged against the
+reference's record, and what the self-checks said."""
+
+import json
+
+import nbformat
+import pytest
+
+from conftest import (
+    toy_notebook,
+)
+
+
+def test_only_a_whole_line_of_its_own_cell_counts_as_a_result():
+    """records(): a grading cell's result is the one whole line its exercise's record fills. A forged record that
+    an answer prints with the real line glued to its end (so the real one no longer starts a line), one printed
+    to stderr, or one for another exercise counts as a second result, which verdict fails."""
+    from booktools.grading.cells import MARK, grading_cells, records
+    from booktools.grading.judge import verdict
+
+    def result(value, exercise=1):
+        observed = [{"key": "f(2)", "value": value, "why": "f(2) must be 4"}]
+        return MARK + json.dumps(
+            {"exercise": exercise, "observed": observed, "error": None}
+        )
+
+    def judged(*streams):
+        cell = grading_cells("", [1])[1]
+        cell.outputs = [
+            nbformat.v4.new_output("stream", name=name, text=text)
+            for name, text in streams
+        ]
+        found = records(nbformat.v4.new_notebook(cells=[cell]), 0)
+        return verdict([json.loads(result(4)[len(MARK) :])], found.get(1))[0]
+
+    assert judged(("stdout", "what the answer printed\n" + result(4) + "\n"))
+    assert not judged(("stdout", result(3) + "\n"))
+    # the grading cell starts its line on a new line, so a forger must leave text after its own record
+    assert not judged(("stdout", result(4) + "\nglued" + result(3) + "\n"))
+    assert not judged(("stdout", result(3) + "\n"), ("stderr", result(4) + "\n"))
+    assert not judged(("stdout", result(4, exercise=2) + "\n" + result(4) + "\n"))
+    assert not judged(("stdout", "nothing\n"))
+
+
+def observed(*pairs, error=None) -> list:
+    """The records a kernel printed for one exercise: (key, value) pairs, or (key, value, rule) for a reference."""
+    return [
+        {
+            "exercise": 1,
+            "observed": [
+                {
+                    "key": p[0],
+                    "value": p[1],
+                    "why": f"wrong {p[0]}",
+                    **(p[2] if len(p) > 2 else {}),
+                }
+                for p in pairs
+            ],
+            "error": error,
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "rule, reference, answer, passes",
+    [
+        ({}, 6, 6, True),
+        ({}, 6, 6.0, True),
+        ({}, 6, 7, False),
+        ({}, True, 1, False),  # a bool agrees only with a bool
+        ({}, [1.0, [2.0]], [1.0, [2.0]], True),
+        ({}, [1.0, 2.0], [1.0, 2.0, 3.0], False),
+        ({}, "Tensor", "<Six>", False),
+        ({}, float("nan"), float("nan"), True),
+        ({}, 1.0, float("nan"), False),
+        ({"close": [1e-6, 0]}, 2.0, 2.000001, True),
+        ({"close": [1e-6, 0]}, 2.0, 2.00001, False),
+        ({"close": [0, 1e-3]}, [0.0, 1.0], [0.0005, 1.0], True),
+        ({"within": [1.0, 2.0]}, 1.5, 1.99, True),
+        ({"within": [1.0, 2.0]}, 1.5, 2.0, False),
+        ({"within": [1.0, 2.0]}, 1.5, "1.5", False),
+        ({"one_of": [1.7, 1.8]}, 1.7, 1.8000000004, True),
+        ({"one_of": [1.7, 1.8]}, 1.7, 1.9, False),
+    ],
+)
+def test_an_answer_is_judged_by_the_reference_rule(rule, reference, answer, passes):
+    from booktools.grading.judge import verdict
+
+    passed, why = verdict(observed(("x", reference, rule)), observed(("x", answer)))
+    assert passed is passes and why == ("passed" if passes else "wrong x")
+
+
+def test_only_the_reference_says_how_an_answer_is_judged():
+    """An answer's kernel cannot loosen the rule (its own `close`/`within` are ignored), skip an observation, report
+    twice, hide an error, or send something that is not a record."""
+    from booktools.grading.judge import verdict
+
+    reference = observed(("a", 1.0), ("b", 2.0))
+    assert verdict(reference, observed(("a", 1.0), ("b", 2.0))) == (True, "passed")
+    assert (
+        verdict(reference, observed(("a", 1.0), ("b", 3.0, {"close": [1, 1]})))[0]
+        is False
+    )
+    assert verdict(reference, observed(("a", 1.0))) == (False, "wrong b")
+    assert verdict(
+        reference, observed(("a", 1.0), error="NotImplementedError: Exercise 1")
+    ) == (
+        False,
+        "NotImplementedError: Exercise 1",
+    )
+    assert (
+        verdict(reference, observed(("a", 1.0), ("b", 2.0), error="ValueError: late"))[
+            0
+        ]
+        is False
+    )
+    assert verdict(reference, observed(("a", 1.0), ("a", 1.0), ("b", 2.0)))[0] is False
+    assert verdict(reference, observed(("a", 1.0), ("b", 2.0)) * 2)[0] is False
+    assert verdict(reference, None) == (False, "the hidden test reported nothing")
+    assert verdict(reference, [{"observed": "everything passed"}])[0] is False
+    assert verdict(reference, [["not", "a", "record"]])[0] is False
+
+
+def test_grades_record_what_each_self_check_said():
+    """The self-checks never change a score, but grades.csv shows what each one told the student."""
+    from booktools.grading.cells import self_checks
+
+    def checked(*outputs):
+        cell = nbformat.v4.new_code_cell("self_check(1, check_exercise_1)")
+        cell.metadata["tags"] = ["self-check"]
+        cell.outputs = [nbformat.from_dict(o) for o in outputs]
+        return cell
+
+    nb = toy_notebook("x = 1")
+    nb.cells += [
+        checked(
+            {
+                "output_type": "stream",
+                "name": "stdout",
+                "text": "Exercise 1: correct.\n",
+            }
+        ),
+        checked(
+            {
+                "output_type": "error",
+                "ename": "AssertionError",
+                "evalue": "Exercise 2: not yet right: alpha must start at 0",
+                "traceback": [],
+            }
+        ),
+        checked(),
+    ]
+    assert self_checks(nb, len(nb.cells)) == (
+        "Exercise 1: correct.; Exercise 2: not yet right: alpha must start at 0; no output"
+    )
+    assert self_checks(nb, 1) == "", "only the submitted cells count, not the grader's"
+
+
+@pytest.mark.parametrize(
+    "said, flag",
+    [
+        (  # an answer that may have talked its way past the hidden test, or a self-check too strict
+            "Exercise 1: not yet right: wrong shape; Exercise 2: not yet right: wrong value",
+            "exercise 1: passed, but its self-check said it is not yet right",
+        ),
+        (  # a right answer the hidden test is too strict for (a list for a tuple), or one right only on the
+            # notebook's own inputs
+            "Exercise 1: correct.; Exercise 2: correct.",
+            "exercise 2: its self-check said it is correct, but the hidden test did not pass it",
+        ),
+    ],
+)
+def test_a_grade_that_its_own_self_check_contradicts_is_flagged(said, flag):
+    from booktools.grading.judge import score
+
+    reference = {1: observed(("x", 1.0)), 2: observed(("y", 2.0))}
+    run = {
+        "student": "ada",
+        "records": {1: observed(("x", 1.0)), 2: observed(("y", 3.0))},
+        "held": {},
+        "notes": "",
+        "flags": "",
+        "self_checks": said,
+    }
+    row = score(run, reference)
+    assert (row["exercise_1"], row["exercise_2"]) == (1, 0)
+    assert row["flags"] == flag
+    run["held"] = {2: ["uses gains"]}
+    assert "exercise 2" not in score(run, reference)["flags"], (
+        "a held answer is flagged as held, not as a disagreement"
+    )
