@@ -16,7 +16,7 @@ endef
 # committed outputs stay clean, and a hidden cell tries each widget's function at an extreme setting.
 export RC_HEADLESS := 1
 
-.PHONY: venv book browser browser-deps pdf edition test check lint format colab-check newest bench seeds execute badges student sync grade clean
+.PHONY: venv copies copies-check book browser browser-deps pdf edition test check lint format colab-check newest bench seeds execute badges student sync grade clean
 
 venv: $(STAMP)
 
@@ -31,7 +31,7 @@ $(STAMP): requirements.txt
 # Execute every notebook (cached in _build/.jupyter_cache; the ones not cached yet two at a time, by
 # booktools/build/book_cache.py) and build _build/html.
 # -W -n --keep-going: any warning, and any failing cell, fails the build. Then check the built site.
-book: venv
+book: venv copies
 	$(PY) -m booktools.build.book_cache
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	RC_REQUIRE_SITE=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site.py
@@ -69,7 +69,7 @@ browser-deps: venv
 # --dist loadscope keeps the cells of one notebook, which nbval runs in one kernel, together and in order; every
 # other parametrised test is a unit of its own (tests/conftest.py), so one chapter's runs spread over both cores.
 # --book-cache: each notebook that passes nbval goes into the book's execution cache, so `make book` reuses the run.
-test: venv lint
+test: venv lint copies
 	$(require_nb)
 	RC_CHAPTERS="$(CHAPTERS)" $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests $(NB) --nbval-lax --nbval-cell-timeout=600 \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --book-cache _build/.jupyter_cache
@@ -151,7 +151,26 @@ sync: venv
 	$(PY) -m booktools.build.student
 
 # Colab copies (the chapters' markdown in plain CommonMark) in notebooks/colab/, and from them the student
-# versions (solutions replaced by stubs, outputs cleared) in notebooks/student/.
+# versions (solutions replaced by stubs, outputs cleared) in notebooks/student/. `make copies` (which `make test` and
+# `make book` run first) remakes the two copies of each chapter that changed since they were made, or whose tools
+# did; one run of student.py makes both (a pattern rule with two targets makes them together). The copies are
+# committed, since the Colab badges open them: CI remakes them all once and fails if that changes one
+# (`make copies-check`).
+CHAPTER_FILES := $(wildcard notebooks/[0-9][0-9]_*.ipynb)
+COPIES        := $(foreach nb,$(notdir $(CHAPTER_FILES)),notebooks/colab/$(nb) notebooks/student/$(nb))
+COPY_TOOLS    := $(wildcard booktools/build/colab.py booktools/build/student.py booktools/build/badges.py \
+                   booktools/settings.py book/_ext/author_year_labels.py book/references.bib) _config.yml
+
+copies: $(COPIES)
+
+notebooks/colab/%.ipynb notebooks/student/%.ipynb: notebooks/%.ipynb $(COPY_TOOLS) | $(STAMP)
+	$(PY) -m booktools.build.student $<
+
+copies-check: venv
+	$(PY) -m booktools.build.student
+	git diff --exit-code --stat -- notebooks/colab notebooks/student || { \
+	  echo "The committed Colab copies or student versions are stale: run make student and commit them."; exit 1; }
+
 student: venv
 	$(require_nb)
 	$(PY) -m booktools.build.student $(NB)
