@@ -19,6 +19,8 @@ HIDDEN = ROOT / "booktools" / "grading" / "hidden"
 # answers each hidden test must mark right (booktools/grading/mutation.py)
 MUTANTS = ROOT / "booktools" / "grading" / "mutants"
 REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
+# `make seeds`' raw records, one per chapter (booktools/measure/seeds.py); summaries go to book/sweeps/
+SWEEP_RECORDS = ROOT / "_build" / "seeds"
 INTRO = ROOT / "book" / "intro.md"
 
 # The SEED the tests run notebooks with: not the committed one.

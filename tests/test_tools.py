@@ -161,7 +161,7 @@ def test_bench_writes_the_title_time(tmp_path, monkeypatch):
 def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(
     tmp_path, monkeypatch
 ):
-    from booktools.measure import seeds
+    from booktools.measure import seeds, sweep_report
 
     path = tmp_path / "99_toy.ipynb"
     nb = notebook(
@@ -181,13 +181,13 @@ def test_seed_sweep_records_each_asserts_slack_and_the_seed_that_fails(
     first = record["runs"][0]["slack"]
     assert list(first.values())[:3] == pytest.approx([0.2, 1.0, 0.9])
     assert list(first.values())[3] is None  # isinstance: reached, no slack
-    head, rows = seeds.summarise(record)
+    head, rows = sweep_report.summarise(record)
     assert head.startswith("99_toy: 1/2 seeds passed")
     assert rows[0][3] == 1 and rows[1][3] == 0, (
         "the first assert fired once (seed 2000), the second never"
     )
     # the summary committed in book/sweeps/, which the claims-and-controls tables read
-    summary = seeds.condense(record)
+    summary = sweep_report.condense(record)
     assert summary["passed"] == 1 and list(summary["errors"]) == ["2000"]
     first = summary["asserts"][0]
     assert (
