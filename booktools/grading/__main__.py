@@ -17,6 +17,7 @@ For a grade that counts, pass a phrase only you know: make grade SUBMISSIONS=...
 
 def main() -> None:
     ap = argparse.ArgumentParser(
+        prog="python -m booktools.grading",
         description=grading.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
