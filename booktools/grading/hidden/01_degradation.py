@@ -78,7 +78,7 @@ def exercise_1():
 
 def _ch01_modules(module, prefix=""):
     """{state-dict prefix: module} of `module` and every module inside it, read from the modules' own dictionaries:
-    no method of the notebook's Block, which an answer could replace, is called."""
+    no method of the notebook's BNPlainBlock, which an answer could replace, is called."""
     found = {prefix: module}
     for name, child in object.__getattribute__(module, "__dict__")["_modules"].items():
         if child is not None:
@@ -98,8 +98,8 @@ def _ch01_tensors(module):
 
 
 def _ch01_plain_block(state, x, eps):
-    """What a plain Block computes in evaluation mode, written out here from its weights and statistics, in float64:
-    relu(BN(W2 relu(BN(W1 x)))), BatchNorm's eps the test's own. The test observes nothing that the notebook's Block,
+    """What a BNPlainBlock computes in evaluation mode, written out here from its weights and statistics, in float64:
+    relu(BN(W2 relu(BN(W1 x)))), BatchNorm's eps the test's own. The test observes nothing that the notebook's BNPlainBlock,
     which an answer could patch, computes. None where a weight or statistic is missing or has the wrong shape."""
     h = x.double()
     try:
@@ -120,7 +120,7 @@ def exercise_2():
     # far from PyTorch's 1e-5, so that an answer that leaves eps out is off by far more than the tolerance (with
     # eps = 1e-5 it is off by 5e-6, which one block hides)
     eps = 0.25
-    block = Block(16, residual=False)
+    block = BNPlainBlock(16)
     # a block as training leaves it, drawn here: every weight, BatchNorm parameter and statistic set by the test,
     # however the block was built
     with torch.no_grad():

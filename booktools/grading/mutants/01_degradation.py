@@ -107,9 +107,9 @@ def make_identity(block):
     return block
 
 
-# %% exercise 2, mark 0: the notebook's Block class patched to the identity (Block.forward), no weight or statistic set
+# %% exercise 2, mark 0: the notebook's BNPlainBlock class patched to the identity (BNPlainBlock.forward), no weight or statistic set
 def make_identity(block):
-    Block.forward = lambda self, x: x
+    BNPlainBlock.forward = lambda self, x: x
     return block
 
 
