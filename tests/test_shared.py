@@ -20,12 +20,11 @@ from booktools.build import sync
 from booktools.settings import SHARED
 from conftest import NOTEBOOKS, read_notebook
 
-# The book's palette, colour for colour (Okabe–Ito): one colour per model family, the same in every chapter.
-PALETTE = {
-    "plain": "#D55E00",
-    "residual": "#0072B2",
-    "pre-LN": "#009E73",
-    "post-LN": "#E69F00",
+# Okabe and Ito's eight colours, which readers with any common colour-vision deficiency tell apart (Okabe & Ito,
+# "Color Universal Design", 2008); the style may add a neutral grey.
+OKABE_ITO_SET = {
+    *("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7"),
+    *("#000000", "#7F7F7F"),
 }
 # Snippets every chapter must carry; the others (the digits split, the CIFAR-10 loader) only where a chapter needs them.
 EVERY_CHAPTER = {"self_check", "style"}
@@ -359,8 +358,14 @@ def test_the_style_sets_width_fonts_palette_and_retina_pngs():
     namespace = {}
     with matplotlib.rc_context():
         exec((SHARED / "style.py").read_text(), namespace)
-        assert namespace["COLORS"] == PALETTE
-        assert set(namespace["OKABE_ITO"].values()).isdisjoint(PALETTE.values())
+        families, rest = namespace["COLORS"], namespace["OKABE_ITO"]
+        colours = [*families.values(), *rest.values()]
+        assert len(set(colours)) == len(colours), "every colour once"
+        assert set(colours) <= OKABE_ITO_SET, "colour-blind safe"
+        cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        assert cycle[: len(families)] == list(families.values()), (
+            "a chapter that draws the families in order gets their colours"
+        )
         fig = plt.figure()
         assert tuple(fig.get_size_inches())[0] == namespace["FIG_WIDTH"]
         assert fig.dpi == namespace["FIG_DPI"]
@@ -437,3 +442,20 @@ def test_a_slider_figure_over_budget_says_what_to_do(slider):
         namespace["slider_figure"](
             functools.partial(line_figure, namespace), [1, 2], "slope", str
         )
+
+
+def test_colours_are_named_only_in_the_style(notebook_path):
+    """A model family has one colour in every chapter: chapters use COLORS[...] and OKABE_ITO[...], never a hex
+    code of their own."""
+    nb = read_notebook(notebook_path)
+    literal = re.compile(r"[\'\"]#[0-9A-Fa-f]{6}[\'\"]")
+    found = [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and "shared:style" not in cell.metadata.get("tags", [])
+        and literal.search(cell.source)
+    ]
+    assert not found, (
+        f"cells {found} name a colour by its hex code: use COLORS or OKABE_ITO"
+    )
