@@ -145,7 +145,8 @@ badges: venv
 	$(PY) -m booktools.build.badges $(NB)
 
 # Copy each shared snippet (notebooks/shared/NAME.py: self_check, the figure style, the digits split, the CIFAR-10 loader) into the
-# notebook cells tagged shared:NAME, then rewrite the student versions. Re-execute the notebooks it names.
+# notebook cells tagged shared:NAME, and each chapter cell tagged teaches:NAME (a model a later chapter reuses) into the
+# cells tagged taught:NAME; then rewrite the student versions. Re-execute the notebooks it names.
 sync: venv
 	$(PY) -m booktools.build.sync
 	$(PY) -m booktools.build.student
