@@ -527,3 +527,8 @@ def test_crafted_submissions_get_the_marks_recorded(graded, attacks, patches):
     ]
     rows += [kept(row) for name in PATCHES for row in patches[name]]
     same_marks_as_recorded("crafted", rows)
+
+
+def test_a_missing_folder_of_submissions_is_one_sentence(tmp_path):
+    with pytest.raises(SystemExit, match="No folder .*: give SUBMISSIONS="):
+        grade(tmp_path / "missing", "02_identity_and_zero_init")

@@ -161,6 +161,10 @@ def run_all(
     The reference solutions run alongside, in a kernel of their own (`reference`: the instructor notebook, by
     default notebooks/NN_topic.ipynb). `hidden`: the folder of the hidden tests (an instructor's own, or the
     book's)."""
+    if not submissions.is_dir():
+        raise SystemExit(
+            f"No folder {submissions}: give SUBMISSIONS=folder of the submitted .ipynb files."
+        )
     paths = sorted(p for p in submissions.iterdir() if p.suffix == ".ipynb")
     if not paths:
         raise SystemExit(f"No .ipynb files in {submissions}.")
