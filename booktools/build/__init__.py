@@ -1,0 +1,1 @@
+"""What turns the chapters into the site and into the copies readers open: see booktools/__init__.py."""
