@@ -3,6 +3,7 @@
 import ast
 import base64
 import re
+import sys
 import tomllib
 
 import pytest
@@ -43,10 +44,38 @@ def test_title_cell_has_title_badge_overview_and_time(notebook_path):
     )
 
 
-def test_setup_cell_installs_only_what_is_missing(notebook_path):
-    setup = code_cells(read_notebook(notebook_path))[0].source
+def test_setup_cell_is_the_shared_setup(notebook_path):
+    """The first code cell is the setup, the same in every chapter: a copy of notebooks/shared/setup.py
+    (tests/test_shared.py checks that the copy has not drifted)."""
+    setup = code_cells(read_notebook(notebook_path))[0]
+    assert "shared:setup" in tags(setup), (
+        "the first code cell is the setup: tag it shared:setup and run make sync"
+    )
+    needed = next(
+        ast.literal_eval(node.value)
+        for node in ast.parse((SHARED / "setup.py").read_text()).body
+        if isinstance(node, ast.Assign) and node.targets[0].id == "NEEDED"
+    )
+    imported = {
+        (alias.name if isinstance(node, ast.Import) else node.module).split(".")[0]
+        for cell in code_cells(read_notebook(notebook_path))
+        for node in ast.walk(parsed(cell))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and not getattr(node, "level", 0)
+        for alias in node.names
+    }
+    # what comes with those packages (cycler, PIL: matplotlib's dependencies) or with the kernel itself
+    come_with = {"cycler", "PIL", "IPython", "matplotlib_inline"}
+    lacking = imported - set(sys.stdlib_module_names) - set(needed) - come_with
+    assert not lacking, (
+        f"the setup does not install what the chapter imports: {lacking}"
+    )
+
+
+def test_setup_installs_only_what_is_missing():
+    setup = (SHARED / "setup.py").read_text()
     assert "find_spec" in setup, (
-        "the setup cell must check for each package before installing it"
+        "the setup must check for each package before installing it"
     )
     pip_lines = [
         i
@@ -56,10 +85,11 @@ def test_setup_cell_installs_only_what_is_missing(notebook_path):
     spec_line = next(
         i for i, line in enumerate(setup.splitlines()) if "find_spec" in line
     )
-    assert all(i > spec_line for i in pip_lines), (
+    assert pip_lines and all(i > spec_line for i in pip_lines), (
         "install only after checking what is missing"
     )
     assert not re.search(r"^\s*[!%]pip", setup, re.M), "no unconditional !pip / %pip"
+    assert "torch.set_num_threads(1)" in setup
 
 
 def test_parameters_cell_defines_seed_and_full(notebook_path):

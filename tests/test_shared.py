@@ -27,7 +27,7 @@ OKABE_ITO_SET = {
     *("#000000", "#7F7F7F"),
 }
 # Snippets every chapter must carry; the others (the digits split, the CIFAR-10 loader) only where a chapter needs them.
-EVERY_CHAPTER = {"self_check", "style"}
+EVERY_CHAPTER = {"setup", "self_check", "style"}
 
 
 def test_shared_cells_match_their_source(notebook_path):
