@@ -142,13 +142,6 @@ CHAPTER_OWN = re.compile(r"check_exercise_\d+")
 #   copy it with taught:NAME) and take it off this list: the test fails on a listed name that no longer
 #   clashes, and on any clash not listed, so the list can only shrink.
 KNOWN_CLASHES = {
-    "BNResidualBlock",  # 02, 04: 04's has an identity `shortcut` module
-    "Branch",  # 02, 09, 10: hidden defaults to width; 06: hidden is required
-    "ConvResidualBlock",  # 02: options A and B; 04: option A only
-    "DeepMLP",  # 01, 07
-    "DigitsNet",  # 08 adds an optional final layer
-    "PlainBlock",  # 02, 06
-    "ResidualBlock",  # 02, 10; 06 subclasses its PlainBlock
     "describe_depth",  # 03, 07, 09: each chapter's slider caption
     "describe_scale",  # 02, 03
     "explore_depth",  # 07, 09: each chapter's live control
