@@ -3,8 +3,8 @@
 Each notebook runs in an empty temporary folder, as it would in Colab, headless (RC_HEADLESS=1).
 Usage: python -m booktools.execute notebooks/02_identity_and_zero_init.ipynb [...]
 
-`run_notebook` is the one place a notebook is executed: this script, the grader, the mutants, the seed sweep and the tests
-all call it.
+`run_notebook` is the one place a notebook is executed: this script, the grader, the mutants, the seed sweep and
+the tests all call it.
 """
 
 import argparse

@@ -27,9 +27,9 @@ COMMON = Path(__file__).resolve().parent / "hidden" / "_common.py"
 
 def secret_number(secret: str, chapter: str = "") -> int:
     """The instructor's secret phrase as the number the hidden tests' `_seed` mixes into every seed they draw
-    inputs from (booktools/grading/hidden/_common.py): 128 bits, too many to search for from the seeds it gives, and one number
-    per chapter, so that a number a kernel leaks tells nothing of the other chapters' inputs; never 0, which means
-    no secret."""
+    inputs from (booktools/grading/hidden/_common.py): 128 bits, too many to search for from the seeds it gives, and
+    one number per chapter, so that a number a kernel leaks tells nothing of the other chapters' inputs; never 0,
+    which means no secret."""
     digest = hashlib.sha256(f"{chapter}:{secret}".encode()).digest()
     return int.from_bytes(digest[:16], "big") or 1
 

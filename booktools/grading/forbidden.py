@@ -90,8 +90,8 @@ FORBIDDEN_NAMES = {
 }
 
 
-# The hidden tests' private helpers (booktools/grading/hidden/_common.py): an answer has no business with them, and _SECRET would
-# tell it the inputs it is graded on.
+# The hidden tests' private helpers (booktools/grading/hidden/_common.py): an answer has no business with them, and
+# _SECRET would tell it the inputs it is graded on.
 HIDDEN_NAMES = {
     "_SECRET",
     "_OBSERVED",

@@ -105,10 +105,10 @@ def run_submission(
     raises for a bad submission. What runs is the chapter's student version (`template`) with the submission's
     answers spliced in (splice.py), then the hidden tests (in the folder `hidden`), whose records `score` judges.
     `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does. `prefix`: the command
-    the kernel runs under (`sandbox_command()`), or () for none. `secret`: the instructor's secret phrase, from which the hidden tests draw
-    their inputs (None: the seeds written in them). An answer the scan flags is held: the template's stub runs in its
-    place, so the exercise scores 0 and the answer's code never runs; `run_flagged` runs it all the same (after a
-    person has read it)."""
+    the kernel runs under (`sandbox_command()`), or () for none. `secret`: the instructor's secret phrase, from
+    which the hidden tests draw their inputs (None: the seeds written in them). An answer the scan flags is held:
+    the template's stub runs in its place, so the exercise scores 0 and the answer's code never runs; `run_flagged`
+    runs it all the same (after a person has read it)."""
     source, numbers = exercises(chapter, secret, hidden)
     run = {
         "student": path.stem,

@@ -1,20 +1,19 @@
 """Mutation tests for the hidden tests: answers that must lose the mark, and correct alternatives that must get it.
 
-`booktools/grading/mutants/NN_topic.py` is a series of mutants, each a `# %% exercise N, mark M: what it is` line and the code
-below it, which replaces the exercise's solution (it defines the same names); M is the mark it must get. A hidden
-test that gives a wrong answer the mark, or a correct alternative none, is a failing test. A mutant that tampers with
-the kernel (every exercise has one) is held by the scan, as `make grade` holds such an answer: it never runs, and
-gets 0; a correct alternative that the scan holds is a failing test too.
+`booktools/grading/mutants/NN_topic.py` is a series of mutants, each a `# %% exercise N, mark M: what it is` line
+and the code below it, which replaces the exercise's solution (it defines the same names); M is the mark it must
+get. A hidden test that gives a wrong answer the mark, or a correct alternative none, is a failing test. A mutant
+that tampers with the kernel (every exercise has one) is held by the scan, as `make grade` holds such an answer: it
+never runs, and gets 0; a correct alternative that the scan holds is a failing test too.
 tests/test_notebooks_run.py grades every mutant of a chapter at the end of the chapter's graded run, in the same
 kernel (no notebook runs again), and restores the reference solution after each exercise's mutants. Each mutant is
 judged as `make grade` judges an answer (judge.verdict): what its hidden test observed against what the same test
 observed of the reference solutions, which ran in that kernel before the mutants.
 
-Usage, for authors writing mutants: python -m booktools.grading.mutation NN_topic [SECRET ...]   (runs the instructor notebook
-once, then every mutant, and prints each wrong mark; exit status 1 if there is one. With secrets, the hidden tests and
-the mutants again under each, in the same kernel: they must tell right from wrong on whatever inputs an instructor's
-secret draws. About a minute a chapter, plus a few seconds a secret.)
-"""
+Usage, for authors writing mutants: python -m booktools.grading.mutation NN_topic [SECRET ...]
+(runs the instructor notebook once, then every mutant, and prints each wrong mark; exit status 1 if there is one.
+With secrets, the hidden tests and the mutants again under each, in the same kernel: they must tell right from wrong
+on whatever inputs an instructor's secret draws. About a minute a chapter, plus a few seconds a secret.)"""
 
 import re
 import sys

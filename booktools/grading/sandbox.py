@@ -27,8 +27,8 @@ from booktools.settings import GRADE_MEMORY_GB
 NAMESPACES = ["unshare", "--user", "--net", "--map-root-user", "--mount", "--"]
 
 
-# In the kernel's mount namespace (`sandbox_command()` passes: the kernel's folder, the folders to keep, --, the folders to
-# empty, --, then the kernel's command):
+# In the kernel's mount namespace (`sandbox_command()` passes: the kernel's folder, the folders to keep, --, the
+# folders to empty, --, then the kernel's command):
 # - every mount is read-only, but the kernel's own folder (its home and TMPDIR are in it): an answer cannot change
 #   the venv (a .pth file there would run in the grader), the book, or an earlier run's grades;
 # - the folders to empty (`hidden_folders`: the book, with the instructor notebooks' solutions; the submissions; the
