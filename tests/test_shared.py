@@ -138,20 +138,6 @@ def test_a_copy_without_a_teaching_cell_stops_sync_with_a_sentence(tmp_path):
 # is the same code under the same name, so it never counts.
 # - Names every chapter defines for itself by the book's convention: each exercise's self-check.
 CHAPTER_OWN = re.compile(r"check_exercise_\d+")
-# - Clashes found when this test was written and not resolved yet (issue #38). Resolve one (rename it, or
-#   copy it with taught:NAME) and take it off this list: the test fails on a listed name that no longer
-#   clashes, and on any clash not listed, so the list can only shrink.
-KNOWN_CLASHES = {
-    "describe_depth",  # 03, 07, 09: each chapter's slider caption
-    "describe_scale",  # 02, 03
-    "explore_depth",  # 07, 09: each chapter's live control
-    "fold",  # 02, 07
-    "he_init",  # 02, 04, 08, 09
-    "saved_activation_bytes",  # 06, 08, 10
-    "standard_init",  # 10, 11
-    "train",  # 04, 08, 11
-    "train_mlp",  # 01, 07
-}
 
 
 def definitions(notebooks: list) -> list:
@@ -210,18 +196,13 @@ def clashes(notebooks: list) -> tuple:
 
 def test_one_name_means_one_body_and_one_body_has_one_name():
     two_bodies, two_names = clashes(NOTEBOOKS)
-    new = {
-        name: where for name, where in two_bodies.items() if name not in KNOWN_CLASHES
-    }
-    assert not new, (
+    assert not two_bodies, (
         "one name, two bodies (chapter:cell): rename one, or copy the first with "
-        f"teaches:NAME / taught:NAME: {new}"
+        f"teaches:NAME / taught:NAME: {two_bodies}"
     )
     assert not two_names, (
         f"one body under two names: {two_names}; copy it (teaches:NAME / taught:NAME)"
     )
-    resolved = KNOWN_CLASHES - set(two_bodies)
-    assert not resolved, f"no longer clash, take them off KNOWN_CLASHES: {resolved}"
 
 
 def test_the_name_and_body_check_fires_on_a_toy_pair(tmp_path):
