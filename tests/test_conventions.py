@@ -639,9 +639,10 @@ def test_the_top_level_is_the_design_cards():
 
 
 def test_tests_hold_tests_their_fixtures_and_the_pins_they_read():
-    """Tooling lives in booktools/; tests/ holds pytest files, the marks and pins they read."""
+    """Tooling lives in booktools/; tests/ holds pytest files, the marks, earlier editions and pins they read."""
     allowed = re.compile(
-        r"tests/(test_\w+\.py|conftest\.py|marks/\w+\.json|\w+-requirements\.txt|nbval_sanitize\.cfg"
+        r"tests/(test_\w+\.py|conftest\.py|marks/\w+\.json|editions/\w+\.ipynb|\w+-requirements\.txt"
+        r"|nbval_sanitize\.cfg"
         r"|browser/(requirements\.txt|package(-lock)?\.json))$"
     )
     others = [path for path in tracked("tests") if not allowed.match(path)]

@@ -3,6 +3,7 @@ they stay out of the notebooks, they draw their inputs from the secret, and the 
 what it must."""
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -11,7 +12,7 @@ from booktools.build.student import STUDENT_DIR
 from booktools.grading.cells import COMMON, exercises, secret_number
 from booktools.grading.scan import suspicions
 from booktools.settings import COLAB_DIR, HIDDEN
-from conftest import NOTEBOOKS, read_notebook, solution_count
+from conftest import NOTEBOOKS, ROOT, read_notebook, solution_count
 
 
 def test_every_exercise_has_a_hidden_test(notebook_path):
@@ -75,14 +76,65 @@ def test_the_reference_solutions_submitted_are_neither_flagged_nor_held(
 ):
     """The instructor notebook graded as a submission: every answer is spliced in, none flagged or held (the scan,
     and the helpers each exercise forbids, named anywhere in the answer)."""
+    from booktools.grading.grade import chapter_cells
     from booktools.grading.splice import rebuild
 
     source, numbers = exercises(notebook_path.stem)
     template = read_notebook(STUDENT_DIR / notebook_path.name)
-    _, answers, flags = rebuild(template, read_notebook(notebook_path))
+    known = chapter_cells(notebook_path.stem)
+    _, answers, flags = rebuild(template, read_notebook(notebook_path), known=known)
     assert not flags and set(numbers) <= set(answers), (flags, sorted(answers, key=str))
     held = {k: r for k, r in suspicions(answers, template, source).items() if r}
     assert not held, held
+
+
+EDITIONS = Path(__file__).parent / "editions"
+
+
+def test_a_submission_made_from_an_earlier_student_version_still_grades():
+    """tests/editions/ holds the code cells of chapter 02's student version as it was before the Colab forms (no
+    `#@title` lines, the machines' `if HEADLESS:` cells, the longer header on copied cells). Answered there with the
+    reference solutions, it is graded against today's student version: every answer is found and nothing is
+    flagged; answered nowhere, nothing is found. A cell edited outside the answers is still flagged."""
+    from booktools.grading.grade import chapter_cells
+    from booktools.grading.splice import STUB, rebuild
+
+    chapter = "02_identity_and_zero_init"
+    old = read_notebook(EDITIONS / f"{chapter}.ipynb")
+    template = read_notebook(STUDENT_DIR / f"{chapter}.ipynb")
+    _, numbers = exercises(chapter)
+    known = chapter_cells(chapter)
+    assert any(c.source.startswith("if HEADLESS:") for c in old.cells)
+    assert not any("#@title" in c.source for c in old.cells)
+    _, answers, flags = rebuild(template, old, known=known)
+    assert not flags, flags
+    assert all(STUB.search(answers[n]) for n in numbers), "the stubs, untouched"
+    reference = [
+        c.source
+        for c in read_notebook(ROOT / "notebooks" / f"{chapter}.ipynb").cells
+        if "### BEGIN SOLUTION" in c.source
+    ]
+    solved = nbformat.from_dict(old)
+    stubs = [c for c in solved.cells if STUB.search(c.source)]
+    assert len(stubs) == len(reference) == len(numbers)
+    for cell, solution in zip(stubs, reference, strict=True):
+        cell.source = solution
+    _, answers, flags = rebuild(template, solved, known=known)
+    assert not flags, flags
+    assert not any(STUB.search(answers[n]) for n in numbers), answers
+    solved.cells[3].source += "\nFIG_WIDTH = 1"  # the figure style, edited
+    assert rebuild(template, solved, known=known)[2], "an edit is still flagged"
+
+
+def test_a_colab_form_title_is_not_code():
+    """Colab writes `# @title` where the copies have `#@title`; a student may delete the line."""
+    from booktools.grading.splice import lines
+
+    body = "def f(x):\n    return x"
+    assert lines(f"#@title Show code: f()\n{body}") == lines(body)
+    assert lines(
+        f"# @title Show code: f() {{ display-mode: 'form' }}\n{body}\n"
+    ) == lines(body)
 
 
 def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):

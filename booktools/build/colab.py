@@ -12,11 +12,19 @@ and dead links. The copy is the same notebook, outputs included, with its markdo
   {numref} to it becomes "Figure 2", linked to the figure on the published page;
 - an admonition becomes a blockquote with its title in bold, and a dropdown an HTML <details> element;
 - a relative link becomes an absolute link to the page on the published site (`html.baseurl` in _config.yml).
+Its code cells are rewritten for a student who opens it in Colab:
+- every cell the book folds (`hide-input`), and every live-controls cell the book leaves out, becomes a Colab
+  form: `cellView: "form"` and a first line `#@title Show code: <what it holds>`, so that Colab (and JupyterLab,
+  through `source_hidden`) shows its title and its output, and the code a click away;
+- a cell that only the machines run (tagged `remove-cell`, one `if HEADLESS:` block that tries a slider's far
+  corner) is dropped;
+- the header of a cell that `make sync` copies from the chapter that teaches it keeps only where it is taught.
 A MyST construct this file does not know stops it with a message, rather than reaching a student raw.
 The student versions (`make student`) are made from these copies.
 Usage: python -m booktools.build.colab [notebooks/NN_topic.ipynb ...]   (default: every chapter)
 """
 
+import ast
 import copy
 import functools
 import importlib.util
@@ -28,6 +36,7 @@ import nbformat
 from docutils.nodes import make_id
 from pybtex.database import parse_file
 
+from booktools.grading.splice import FORM_TITLE
 from booktools.settings import COLAB_DIR, NOTEBOOKS, ROOT, load_config
 
 
@@ -186,6 +195,103 @@ def site_page(path: Path) -> str:
     return path.resolve().relative_to(ROOT).with_suffix(".html").as_posix()
 
 
+# A live-controls cell: the book leaves it out (a slider that needs no kernel stands in for it).
+LIVE = "# In Colab or Jupyter, with a kernel:"
+# The header `make sync` writes on a cell it copies (booktools/build/sync.py); the copy keeps its first part.
+SYNC_HEADER = re.compile(
+    r"^(?P<taught># Taught in [^;\n]+); copied by make sync from \S+$", re.M
+)
+
+
+def tags(cell: nbformat.NotebookNode) -> list:
+    return cell.metadata.get("tags", [])
+
+
+def machine_only(cell: nbformat.NotebookNode) -> bool:
+    """A cell that only a machine runs: left out of the book, and one `if HEADLESS:` block."""
+    return (
+        cell.cell_type == "code"
+        and "remove-cell" in tags(cell)
+        and cell.source.lstrip().startswith("if HEADLESS:")
+    )
+
+
+def foldable(cell: nbformat.NotebookNode) -> bool:
+    """A code cell that opens folded outside the book: what the book folds, and the live controls."""
+    return cell.cell_type == "code" and (
+        "hide-input" in tags(cell) or cell.source.startswith(LIVE)
+    )
+
+
+def defined_names(source: str) -> list:
+    """The names a cell defines at its top level, functions and classes first: ["plot_cifar()", "CIFAR_RUNS"]."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return []
+    defs = [
+        node.name + ("()" if not isinstance(node, ast.ClassDef) else "")
+        for node in body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    assigned = [
+        target.id
+        for node in body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    ]
+    return defs or assigned
+
+
+def first_clause(comment: str) -> str:
+    """The first clause of a comment block: "Setup, the same in every chapter: in Colab..." gives its first part."""
+    text = " ".join(line.lstrip("# ").strip() for line in comment.split("\n"))
+    return re.split(r"\s\(|[:.;]\s", text + " ", maxsplit=1)[0].strip()
+
+
+def form_title(source: str, figure: int | None = None, solution: bool = False) -> str:
+    """What a folded cell holds, in a few words: its Colab form's title, after "Show code: "."""
+    comment = "\n".join(re.match(r"(#[^\n]*\n?)*", source)[0].splitlines())
+    names = defined_names(source)
+    listed = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+    taught = re.match(r"# Taught in (?P<where>[^;.\n]+)", source)
+    if figure:
+        return f"Figure {figure}"
+    if solution:
+        return f"the solution, {listed}"
+    if comment.startswith(LIVE):
+        return "live controls, " + first_clause(comment.removeprefix(LIVE))
+    if taught:
+        return f"{listed}, taught in {taught['where']}"
+    if comment:  # the cell says what it holds: its first clause
+        return first_clause(comment)
+    if names:
+        return listed
+    if source.startswith("if FULL"):
+        return "FULL mode only"
+    return source.split("\n", 1)[0].strip()
+
+
+def as_form(cell: nbformat.NotebookNode, figure: int | None = None) -> None:
+    """Make `cell` a Colab form with a title that names what it holds, folded in Colab and in JupyterLab."""
+    title = form_title(cell.source, figure, "solution" in tags(cell))
+    cell.source = f"#@title Show code: {title}\n{cell.source}"
+    cell.metadata["cellView"] = "form"
+    cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+
+
+def unfold(cell: nbformat.NotebookNode) -> None:
+    """Undo `as_form`: the cell opens with its code shown."""
+    cell.source = "\n".join(
+        line for line in cell.source.split("\n") if not FORM_TITLE.match(line)
+    )
+    cell.metadata.pop("cellView", None)
+    cell.metadata.get("jupyter", {}).pop("source_hidden", None)
+    if cell.metadata.get("jupyter") == {}:
+        del cell.metadata["jupyter"]
+
+
 def colab_version(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
     """The Colab copy of the chapter `nb` read from `path` (a new object; `nb` is left alone)."""
     figures = figure_names(nb)
@@ -193,13 +299,20 @@ def colab_version(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNod
     nb = copy.deepcopy(nb)
     cells = []
     for cell in nb.cells:
+        if machine_only(cell):
+            continue
         cells.append(cell)
         if cell.cell_type == "markdown":
             cell.source = convert(cell.source)
-        elif cell.metadata.get("mystnb", {}).get("figure"):
+            continue
+        number = None
+        if cell.metadata.get("mystnb", {}).get("figure"):
             number = figures.index(cell.metadata["mystnb"]["figure"]["name"]) + 1
             cells.append(caption_cell(cell, number, convert))
             del cell.metadata["mystnb"]["figure"]  # MyST that only the book reads
+        cell.source = SYNC_HEADER.sub(r"\g<taught>.", cell.source)
+        if foldable(cell):
+            as_form(cell, number)
     nb.cells = cells
     return nb
 

@@ -2,9 +2,10 @@
 and notebooks/student/NN_topic.ipynb, its student version, made from that copy.
 
 In each student version every `### BEGIN SOLUTION` ... `### END SOLUTION` region becomes
-`raise NotImplementedError("Exercise N: <what to do>")`, every output is cleared, the
-self-checks stay, and the Colab badge and the "Next" link point at the
-student copies.
+`raise NotImplementedError("Exercise N (<its title>): replace this line with your solution.")`, in plain
+text, and its cell opens unfolded; every output is cleared, the self-checks stay, and the Colab badge and the
+"Next" link point at the student copies. A first cell says how to work: Run all, edit only the stubs, keep the
+self-checks, what done looks like, and how to hand in.
 Usage: python -m booktools.build.student [notebooks/NN_topic.ipynb ...]   (default: every chapter)
 """
 
@@ -15,7 +16,8 @@ from pathlib import Path
 import nbformat
 
 from booktools.build.badges import BADGE, COLAB_LINK
-from booktools.build.colab import colab_version, write_colab_versions
+from booktools.build.colab import colab_version, unfold, write_colab_versions
+from booktools.grading import splice
 from booktools.settings import COLAB_DIR, NOTEBOOKS, ROOT, STUDENT_DIR, colab_url
 
 SOLUTION = re.compile(
@@ -27,15 +29,64 @@ EXERCISE = re.compile(r"^#+\s*Exercise\s+(?P<number>\d+)\s*:\s*(?P<title>.+)$", 
 EXERCISES_BADGE = re.compile(
     r"\n\n\[!\[Do the exercises in Colab\]\(.*?before you open it\.", re.S
 )
-NOTE = (
-    "\n\n> **Student version.** The solutions are removed. Replace each `raise NotImplementedError(...)` "
-    "line with your code, run the cell, then run the self-check below it."
+# Markdown that a message printed in a traceback would show raw: emphasis, code and math marks.
+MARKUP = re.compile(r"\*\*(.+?)\*\*|\*(.+?)\*|`(.+?)`|\$(.+?)\$")
+TIME_TO_RUN = re.compile(
+    r"\*\*Time to run:\*\* about (?P<time>[^(.]+?) on a 2-core CPU"
 )
 
 
+HOW_TO_WORK = """\
+**This is the student version of "{title}".** Its {n} exercises are at the end; their solutions are \
+removed, and no cell has an output until you run it.
+
+1. **Run all first:** Runtime → Run all in Colab (Run → Run All Cells in Jupyter). The chapter's experiments \
+take {time} on a 2-core CPU. An exercise you have not done yet says so in its self-check; the notebook goes on.
+2. **Edit only the exercise cells:** in each, replace the line `raise NotImplementedError("Exercise N ...")` \
+with your code.{answer_cells} Leave the rest of that cell, and every other cell, as it is: grading takes only \
+your code from those places and runs everything else from its own copy of this notebook.
+3. **Keep the self-checks:** run the cell under each exercise after yours. It says that your answer is \
+correct, or what is wrong with it. It is a first check, not the grade: the grader tries your code on inputs \
+you have not seen.
+4. **Done** means: every self-check says correct, and Run all runs from top to bottom without an error.
+5. **Hand in the notebook:** File → Download → Download .ipynb, and hand in that file as your course asks. \
+The outputs may stay: the grader runs the notebook again."""
+
+
+def plain(text: str) -> str:
+    """Markdown inline text as plain text: "the deeper network *can* do as well" loses its asterisks."""
+    return MARKUP.sub(lambda m: next(g for g in m.groups() if g is not None), text)
+
+
 def stub(indent: str, number: str, title: str) -> str:
-    message = f"Exercise {number} ({title.strip().rstrip('.')}): replace this line with your solution."
+    message = f"Exercise {number} ({plain(title.strip().rstrip('.'))}): replace this line with your solution."
     return f"{indent}raise NotImplementedError({message!r})\n"
+
+
+def how_to_work(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The student version's first cell, in plain CommonMark: how to work on it, what done is, how to hand in."""
+    title = nb.cells[0].source.split("\n", 1)[0].lstrip("# ").strip()
+    numbers = [
+        n
+        for cell in nb.cells
+        if cell.cell_type == "markdown"
+        for n, _ in EXERCISE.findall(cell.source)
+    ]
+    time = TIME_TO_RUN.search(nb.cells[0].source)
+    answers = [
+        splice.answer_name(cell.source)
+        for cell in nb.cells
+        if splice.ANSWER_TAG in cell.metadata.get("tags", [])
+    ]
+    answer_cells = "".join(f" Fill in the `{name} = ...` cell too." for name in answers)
+    run_time = "about " + time["time"].strip() if time else "a minute or so"
+    text = HOW_TO_WORK.format(
+        title=title, n=len(numbers), time=run_time, answer_cells=answer_cells
+    )
+    return nbformat.v4.new_markdown_cell(
+        text,
+        id="how-to-work",
+    )
 
 
 def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
@@ -54,6 +105,7 @@ def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNo
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
             if "### BEGIN SOLUTION" in cell.source:
+                unfold(cell)
                 cell.source = SOLUTION.sub(
                     lambda m: stub(m["indent"], *exercise), cell.source
                 )
@@ -70,8 +122,7 @@ def student_version(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNo
             )
     title = nb.cells[0]
     title.source = BADGE.sub(f"]({colab_url('student/' + name)})", title.source)
-    if NOTE.strip() not in title.source:
-        title.source += NOTE
+    nb.cells.insert(0, how_to_work(nb))
     return nb
 
 

@@ -5,6 +5,8 @@ A student's answers are the code that replaces each `raise NotImplementedError("
 text before and after the stub must be unchanged), and the cells tagged `answer` (such as chapter 02's
 `PREDICTION`). Every other cell comes from the template, so a cell that patches `json.dumps`, installs an IPython
 input transformer or redefines a helper is never run. An edit outside the answers becomes a flag in grades.csv.
+A Colab form's title line is not code (Colab may rewrite it), and a cell of the chapter itself, as an earlier
+edition of the student version held it (`known`), is not an edit.
 """
 
 import re
@@ -18,11 +20,15 @@ STUB = re.compile(
 
 
 ANSWER_TAG = "answer"
+# A Colab form's title line (booktools/build/colab.py writes `#@title`; Colab may write `# @title`).
+FORM_TITLE = re.compile(r"^[ \t]*#[ \t]*@title\b.*$")
 
 
 def lines(text: str) -> str:
-    """Text compared line by line without trailing spaces (editors and Colab differ there)."""
-    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
+    """Text compared line by line without trailing spaces (editors and Colab differ there) and without a form's
+    title line."""
+    kept = (line.rstrip() for line in text.strip("\n").splitlines())
+    return "\n".join(line for line in kept if not FORM_TITLE.match(line)).strip("\n")
 
 
 def stub_cells(template) -> list:
@@ -48,10 +54,13 @@ def answer_name(source: str) -> str | None:
     return m[1] if m else None
 
 
-def rebuild(template, submission, held: frozenset = frozenset()) -> tuple:
+def rebuild(
+    template, submission, held: frozenset = frozenset(), known: tuple = ()
+) -> tuple:
     """(notebook to run, {exercise number: the student's code}, flags): the template with the answers spliced in,
     except those of the exercises (and `answer NAME` cells) in `held`, whose template cells stay: a held answer
-    never runs."""
+    never runs. `known`: the sources of other cells that are not edits (the chapter's own, which earlier editions
+    of the student version held)."""
     nb = nbformat.from_dict(template)  # a copy
     submitted = [c.source for c in submission.cells if c.cell_type == "code"]
     normalised = [lines(s) for s in submitted]
@@ -96,6 +105,7 @@ def rebuild(template, submission, held: frozenset = frozenset()) -> tuple:
                 if f"answer {name}" not in held:
                     cell.source = submitted[candidates[-1]]
     template_code = {lines(c.source) for c in template.cells if c.cell_type == "code"}
+    template_code |= {lines(source) for source in known}
     edited = [
         j
         for j, s in enumerate(normalised)
