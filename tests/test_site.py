@@ -307,8 +307,11 @@ def test_every_page_offers_the_whole_book_as_a_pdf_and_serves_math_itself(site):
 
 
 def test_every_arxiv_id_in_the_bibliography_is_a_link(site):
-    """A reader can open each preprint the bibliography names: every arXiv id it prints links to its abstract."""
+    """A reader can open each preprint the bibliography names: every arXiv id it prints links to its abstract, and every DOI to doi.org."""
     text = (site / "book" / "bibliography.html").read_text(encoding="utf-8")
     ids = set(re.findall(r"arXiv:(\d{4}\.\d{4,5})", text))
     linked = set(re.findall(r'href="https://arxiv\.org/abs/(\d{4}\.\d{4,5})"', text))
     assert ids and not ids - linked, f"arXiv ids without a link: {sorted(ids - linked)}"
+    dois = set(re.findall(r"doi:(10\.\d{4,9}/[^\s<]+)", text))
+    linked = set(re.findall(r'href="https://doi\.org/(10\.\d{4,9}/[^"]+)"', text))
+    assert not dois - linked, f"DOIs without a link: {sorted(dois - linked)}"
