@@ -97,7 +97,15 @@ from conftest import read_notebook, stub, toy_notebook
         # a fifth: reflection passed on, modules that evaluate strings, a library's private parts
         ("    look = getattr\n    return look(f, 'x')", "passes getattr on"),
         ("    return list(map(getattr, [f], ['x']))", "passes getattr on"),
-        ("    import typing\n    return typing.get_type_hints(f)", "imports typing"),
+        (
+            "    import typing\n    return typing.get_type_hints(f)",
+            "reaches typing.get_type_hints",
+        ),
+        (  # a module reached through a library's `from` import (issue #41)
+            "    from torch import sys as s\n    return s.modules",
+            "imports torch.sys",
+        ),
+        ("    from typing import get_type_hints", "imports typing.get_type_hints"),
         ("    return np._core", "reaches np._core"),
         ("    return torch.hub.load('.', 'x', source='local')", "reaches torch.hub"),
     ],
@@ -256,7 +264,7 @@ RULE_EXAMPLES = {
     "global_hook": "torch.overrides.has_torch_function",
     "lying_method": "class Always:\n    def __eq__(self, other):\n        return True",
     "reflection_passed_on": "look = getattr",
-    "reflection_call": "setattr(net, 'alpha', 1)",
+    "reflection_call": "setattr(torch, 'allclose', f)",
     "assignment": "torch.allclose = lambda *a, **k: True",
     "global_statement": "def f():\n    global SEED\n    SEED = 1",
 }
@@ -286,3 +294,51 @@ def test_a_plain_answer_fires_no_rule():
 
     plain = "h = torch.relu(x @ w)\nreturn h + x if residual else h"
     assert findings(plain, {"torch"}) == []
+
+
+# Idioms of honest answers that an earlier scan held (issue #41): flags are for reading, so none of these is one.
+HONEST_IDIOMS = {
+    "typing": "    from typing import Dict, List\n    out: Dict[str, List[float]] = {}\n    return out",
+    "import typing": "    import typing\n    return typing.cast(float, x)",
+    "a docstring that names a dunder": (
+        '    """Call the block (its __call__ runs the hooks), not block.forward."""\n    return block(x)'
+    ),
+    "a boolean index built with numpy": "    a = x.copy()\n    a[np.isfinite(a)] = 0\n    return a",
+    "a boolean index built with torch": (
+        "    mask = torch.ones(n)\n    mask[torch.rand(n) < r] = 0\n    return mask"
+    ),
+    "setattr on the block given": '    setattr(block, "scale", s)\n    return block',
+    "setattr on an object the answer made": (
+        '    net = torch.nn.Linear(2, 2)\n    setattr(net, "weight", torch.nn.Parameter(w))\n    return net'
+    ),
+}
+
+
+@pytest.mark.parametrize("idiom", sorted(HONEST_IDIOMS))
+def test_honest_idioms_are_not_flagged(idiom):
+    from booktools.grading.scan import findings
+
+    found = findings(HONEST_IDIOMS[idiom], {"torch", "np"}, {"block", "x", "n", "r", "s", "w"}, {"Block"})
+    assert found == [], found
+
+
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ('    setattr(Block, "forward", f)', "assigns to Block.forward, a part of the notebook's code"),
+        ('    setattr(block, "forward", lambda x: x)', "puts a function in place of block.forward"),
+        ('    setattr(torch, "allclose", f)', "assigns to torch.allclose"),
+        ('    setattr(block, "_hooks", f)', "calls setattr on block"),
+        ("    setattr(block, name, f)", "calls setattr on block"),
+        ('    x[torch.rand(3) < 1] = 0\n    torch.x[0] = 1', "assigns to torch.x"),
+        ('    """Reads __globals__."""\n    return getattr(f, "__glo" + "bals__")', None),
+    ],
+)
+def test_what_the_idioms_look_like_when_they_patch_is_still_flagged(code, reason):
+    from booktools.grading.scan import scan
+
+    found = scan(code, {"torch", "np"}, {"block", "x", "f", "name"}, {"Block"})
+    if reason is None:  # the docstring is let through, the string built from pieces is not
+        assert "has a string with a double underscore" in found, found
+    else:
+        assert reason in found, found

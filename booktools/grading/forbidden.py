@@ -54,6 +54,7 @@ ALLOWED_IMPORTS = {
     "bisect",
     "time",
     "re",
+    "typing",  # annotations; its one way to evaluate a string (get_type_hints) is a GATEWAY
     "matplotlib",
     "sklearn",
     "scipy",
@@ -75,6 +76,8 @@ GATEWAYS = FORBIDDEN_MODULES | {
     "multiprocessing",
     "rcParams",
     "use",  # matplotlib.use('module://...') imports a module by name
+    "get_type_hints",  # typing evaluates the strings in annotations
+    "ForwardRef",
 }
 
 

@@ -280,6 +280,9 @@ class Answer:
         default_factory=set
     )  # the functions and classes the answer defines
     called: set = field(default_factory=set)  # ids of the names that are called
+    docstrings: set = field(
+        default_factory=set
+    )  # ids of the strings that are statements of their own (docstrings): they run nothing
 
 
 def read_answer(code: str, modules: set, params: set, defined: set) -> Answer | None:
@@ -316,6 +319,11 @@ def read_answer(code: str, modules: set, params: set, defined: set) -> Answer | 
         id(node.value)
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and node.attr in {"__name__", "__qualname__"}
+    }
+    answer.docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
     }
     answer.called = {
         id(node.func)

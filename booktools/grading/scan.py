@@ -100,7 +100,14 @@ def unlisted_import(node, answer: Answer) -> list | None:
         if isinstance(node, ast.Import)
         else [node.module or ""]
     )
-    return [f"imports {m}" for m in mods if m.split(".")[0] not in ALLOWED_IMPORTS]
+    reasons = [f"imports {m}" for m in mods if m.split(".")[0] not in ALLOWED_IMPORTS]
+    if isinstance(node, ast.ImportFrom):  # `from torch import sys as s`: the names imported, not only the path
+        reasons += [
+            f"imports {node.module}.{a.name}"
+            for a in node.names
+            if a.name in GATEWAYS or a.name in FORBIDDEN_NAMES or a.name == "*"
+        ]
+    return reasons
 
 
 def code_by_name(node, answer: Answer) -> list | None:
@@ -151,11 +158,12 @@ def forged_result(node, answer: Answer) -> list | None:
 
 
 def dunder_string(node, answer: Answer) -> list | None:
-    """`"__glo" + "bals__"`, `"0.__globals__[...]"`: the first step of a walk through dunders by string."""
+    """`"__glo" + "bals__"`, `"0.__globals__[...]"`: a walk through dunders by string (a docstring talks, not walks)."""
     if (
         isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and "__" in node.value
+        and id(node) not in answer.docstrings
     ):
         return ["has a string with a double underscore"]
     return None
@@ -236,7 +244,7 @@ def reflection_passed_on(node, answer: Answer) -> list | None:
 
 
 def reflection_call(node, answer: Answer) -> list | None:
-    """getattr and its kind on a module, or with a name that is not a constant public one, reach anything."""
+    """getattr and its kind on a module, or by a name not constant and public, reach anything (setattr: assigns)."""
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
@@ -250,6 +258,11 @@ def reflection_call(node, answer: Answer) -> list | None:
         and isinstance(name.value, str)
         and not name.value.startswith("_")
     )
+    if node.func.id == "setattr" and plain and len(node.args) == 3:
+        # `setattr(block, "scale", s)` on an object of the answer's own is `block.scale = s`: judged as that is
+        target = ast.Attribute(value=first, attr=name.value, ctx=ast.Store())
+        reason = assigned(target, target, node.args[2], answer)
+        return [reason] if reason else []
     if node.func.id != "getattr" or root_name(first) in answer.modules or not plain:
         return [f"calls {node.func.id} on {ast.unparse(first) if first else 'nothing'}"]
     return []
@@ -266,9 +279,20 @@ def assignment(node, answer: Answer) -> list | None:
     return [
         reason
         for target in targets
-        for t in ast.walk(target)
+        for t in stored(target)
         if (reason := assigned(t, target, value, answer))
     ]
+
+
+def stored(target) -> list:
+    """The nodes of an assignment's target that name what is changed: `a.b[i]`, `a.b` and `a`, but not the index
+    `i` (`a[np.isfinite(a)] = 0` changes `a`, not numpy; the index's own nodes are read by the other rules)."""
+    found = [target]
+    if isinstance(target, (ast.Attribute, ast.Subscript, ast.Starred)):
+        found += stored(target.value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        found += [n for element in target.elts for n in stored(element)]
+    return found
 
 
 def assigned(t, target, value, answer: Answer) -> str | None:
