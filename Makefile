@@ -31,10 +31,20 @@ $(STAMP): requirements.txt
 # Execute every notebook (cached in _build/.jupyter_cache; the ones not cached yet two at a time, by
 # booktools/build/book_cache.py) and build _build/html.
 # -W -n --keep-going: any warning, and any failing cell, fails the build. Then check the built site.
+# SOLUTIONS=0: instead, the book without its solutions, for a course to publish (booktools/build/no_solutions.py),
+# from the same executed notebooks, by the same build: its sources in _build/no-solutions, the site in
+# _build/html-no-solutions (the normal build is left alone), then checked for any solution left in it;
+# BASEURL= the address the course publishes it at.
+SOLUTIONS ?= 1
 book: venv copies
 	$(PY) -m booktools.build.book_cache
+ifeq ($(SOLUTIONS),0)
+	$(PY) -m booktools.build.no_solutions $(if $(BASEURL),--baseurl "$(BASEURL)")
+	RC_NO_SOLUTIONS_SITE=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_no_solutions.py -k built_site
+else
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	RC_REQUIRE_SITE=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_site.py
+endif
 
 # The built site in a real browser (Debian's Chromium, driven by Playwright): every page of the table of contents
 # and the search page, with screenshots in _build/screenshots (light) and _build/screenshots/dark. The files the

@@ -7,6 +7,7 @@ import nbformat
 import pytest
 from markdown_it import MarkdownIt
 
+from booktools.build import exercise_table
 from booktools.build.colab import (
     SYNC_HEADER,
     colab_version,
@@ -236,3 +237,20 @@ def test_instructor_page_links_every_student_version():
         assert f"]({colab_url('student/' + path.name)})" in page, (
             f"link the student version of {path.stem}"
         )
+
+
+def test_instructor_page_exercise_table_is_up_to_date():
+    """The table of every chapter's exercises, points and written parts is the one the notebooks, the hidden tests
+    and the grader give (booktools/build/exercise_table.py)."""
+    assert exercise_table.committed() == exercise_table.table(), (
+        "stale exercise table in book/instructors.md: run python -m booktools.build.exercise_table"
+    )
+
+
+def test_exercise_table_stops_when_a_chapter_and_its_tests_disagree(tmp_path):
+    path = NOTEBOOKS[0]
+    nb = read_notebook(path)
+    nb.cells.append(nbformat.v4.new_markdown_cell("### Exercise 99: one more"))
+    nbformat.write(nb, tmp_path / path.name)
+    with pytest.raises(SystemExit, match="the hidden tests"):
+        exercise_table.rows([tmp_path / path.name])
