@@ -204,6 +204,7 @@ grade: venv
 	$(PY) -m booktools.grading "$(SUBMISSIONS)" --chapter "$(CHAPTER)" $(if $(HIDDEN),--hidden "$(HIDDEN)") \
 	  $(if $(REFERENCE),--reference "$(REFERENCE)") \
 	  $(if $(LMS),--lms "$(LMS)") $(if $(ASSIGNMENT),--assignment "$(ASSIGNMENT)") \
+	  $(if $(JOBS),--jobs "$(JOBS)") $(if $(TIMEOUT),--timeout "$(TIMEOUT)") \
 	  $(if $(filter 0,$(SANDBOX)),--no-sandbox) $(if $(filter 1,$(RUN_FLAGGED)),--run-flagged)
 
 clean:

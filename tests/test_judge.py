@@ -121,38 +121,63 @@ def test_only_the_reference_says_how_an_answer_is_judged():
     assert verdict(reference, [["not", "a", "record"]])[0] is False
 
 
-def test_grades_record_what_each_self_check_said():
-    """The self-checks never change a score, but grades.csv shows what each one told the student."""
-    from booktools.grading.cells import self_checks
+def _self_check_cell(number, *outputs):
+    cell = nbformat.v4.new_code_cell(f"self_check({number}, check_exercise_{number})")
+    cell.metadata["tags"] = ["self-check"]
+    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    return cell
 
-    def checked(*outputs):
-        cell = nbformat.v4.new_code_cell("self_check(1, check_exercise_1)")
-        cell.metadata["tags"] = ["self-check"]
-        cell.outputs = [nbformat.from_dict(o) for o in outputs]
-        return cell
+
+def _printed(text):
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+def _raised(ename, evalue):
+    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": []}
+
+
+def test_grades_record_what_each_self_check_said():
+    """The self-checks never change a score, but grades.csv shows what each one told the student: every line, and
+    any error."""
+    from booktools.grading.cells import self_check_outcomes, self_checks
 
     nb = toy_notebook("x = 1")
     nb.cells += [
-        checked(
-            {
-                "output_type": "stream",
-                "name": "stdout",
-                "text": "Exercise 1: correct.\n",
-            }
+        _self_check_cell(
+            1, _printed("Plain-33 has a gap of 3 pp.\nExercise 1: correct.\n")
         ),
-        checked(
-            {
-                "output_type": "error",
-                "ename": "AssertionError",
-                "evalue": "Exercise 2: not yet right: alpha must start at 0",
-                "traceback": [],
-            }
+        _self_check_cell(
+            2,
+            _raised(
+                "AssertionError", "Exercise 2: not yet right: alpha must start at 0"
+            ),
         ),
-        checked(),
+        _self_check_cell(3),
+        _self_check_cell(
+            4, _printed("Exercise 4: correct.\n"), _raised("GeneratorExit", "")
+        ),
+        _self_check_cell(
+            5,
+            _printed(
+                "Exercise 5: correct.\nExercise 5: not yet right: a second check\n"
+            ),
+        ),
     ]
     assert self_checks(nb, len(nb.cells)) == (
-        "Exercise 1: correct.; Exercise 2: not yet right: alpha must start at 0; no output"
+        "Plain-33 has a gap of 3 pp. / Exercise 1: correct.; Exercise 2: not yet right: alpha must start at 0; "
+        "no output; Exercise 4: correct. / GeneratorExit: ; "
+        "Exercise 5: correct. / Exercise 5: not yet right: a second check"
     )
+    assert self_check_outcomes(nb, len(nb.cells)) == {
+        1: {"correct": True, "said": "correct"},
+        2: {
+            "correct": False,
+            "said": "Exercise 2: not yet right: alpha must start at 0",
+        },
+        3: {"correct": False, "said": "no verdict"},
+        4: {"correct": False, "said": "GeneratorExit: "},
+        5: {"correct": False, "said": "Exercise 5: not yet right: a second check"},
+    }
     assert self_checks(nb, 1) == "", "only the submitted cells count, not the grader's"
 
 
@@ -160,12 +185,19 @@ def test_grades_record_what_each_self_check_said():
     "said, flag",
     [
         (  # an answer that may have talked its way past the hidden test, or a self-check too strict
-            "Exercise 1: not yet right: wrong shape; Exercise 2: not yet right: wrong value",
-            "exercise 1: passed, but its self-check said it is not yet right",
+            {1: {"correct": False, "said": "Exercise 1: not yet right: wrong shape"}},
+            "exercise 1: passed, but its self-check said: Exercise 1: not yet right: wrong shape",
+        ),
+        (  # a self-check that printed before its verdict, then died of something that is not an AssertionError
+            {1: {"correct": False, "said": "GeneratorExit: "}},
+            "exercise 1: passed, but its self-check said: GeneratorExit: ",
         ),
         (  # a right answer the hidden test is too strict for (a list for a tuple), or one right only on the
             # notebook's own inputs
-            "Exercise 1: correct.; Exercise 2: correct.",
+            {
+                1: {"correct": True, "said": "correct"},
+                2: {"correct": True, "said": "correct"},
+            },
             "exercise 2: its self-check said it is correct, but the hidden test did not pass it",
         ),
     ],
@@ -180,7 +212,8 @@ def test_a_grade_that_its_own_self_check_contradicts_is_flagged(said, flag):
         "held": {},
         "notes": "",
         "flags": "",
-        "self_checks": said,
+        "self_checks": "",
+        "self_check_outcomes": said,
     }
     row = score(run, reference)
     assert (row["exercise_1"], row["exercise_2"]) == (1, 0)
@@ -189,3 +222,92 @@ def test_a_grade_that_its_own_self_check_contradicts_is_flagged(said, flag):
     assert "exercise 2" not in score(run, reference)["flags"], (
         "a held answer is flagged as held, not as a disagreement"
     )
+
+
+def test_a_student_reads_which_property_failed_and_the_instructor_reads_everything(
+    tmp_path,
+):
+    """grades.csv keeps the instructor's reasons (with the drawn inputs) and what the scan held; the LMS files carry
+    only the feedback written for students, and a held answer is a blank score that needs review, never a 0."""
+    import csv
+
+    from booktools.grading.judge import score
+    from booktools.grading.lms import write_lms_csv
+
+    reference = {
+        1: [
+            {
+                "exercise": 1,
+                "observed": [
+                    {
+                        "key": "lr at step 7 of 40 to 0.000337",
+                        "value": 1.0,
+                        "why": "wrong at step 7 of a 40-step warm-up to peak_lr = 0.000337",
+                        "student": "the rate rises linearly during warm-up",
+                    }
+                ],
+                "error": None,
+            }
+        ],
+        2: observed(("y", 2.0)),
+        3: observed(("z", 3.0)),
+    }
+    runs = [
+        {
+            "student": "ada",
+            "records": {
+                1: observed(("lr at step 7 of 40 to 0.000337", 2.0)),
+                2: observed(("y", 2.0)),
+            },
+            "held": {3: ["imports shutil"]},
+            "notes": "",
+            "flags": "exercise 3: imports shutil",
+            "self_checks": "",
+        },
+        {
+            "student": "ben",
+            "records": {
+                1: observed(("lr at step 7 of 40 to 0.000337", 1.0)),
+                2: observed(error="ValueError: shape (37, 5) does not match (37, 6)"),
+                3: observed(("z", 3.0)),
+            },
+            "held": {},
+            "notes": "",
+            "flags": "",
+            "self_checks": "",
+        },
+    ]
+    rows = [score(run, reference) for run in runs]
+    ada, ben = rows
+    assert (ada["exercise_1"], ada["exercise_2"], ada["exercise_3"], ada["score"]) == (
+        0,
+        1,
+        "",
+        "",
+    )
+    assert ada["needs_review"] == "exercise 3"
+    assert "0.000337" in ada["reasons"] and "RUN_FLAGGED=1" in ada["reasons"], (
+        "the instructor's CSV keeps all"
+    )
+    assert ada["feedback"] == (
+        "exercise 1: the rate rises linearly during warm-up; exercise 3: needs review: a person reads this answer "
+        "before it is marked"
+    )
+    assert (
+        ben["score"] == 2
+        and ben["feedback"] == "exercise 2: your code raised ValueError"
+    )
+    for lms in ("canvas", "moodle"):
+        write_lms_csv(rows, tmp_path / f"{lms}.csv", lms, "Chapter 5")
+        text = (tmp_path / f"{lms}.csv").read_text()
+        for secret in ("0.000337", "37", "RUN_FLAGGED", "imports shutil", "flagged"):
+            assert secret not in text, f"{lms}: a student would read {secret!r}: {text}"
+        with open(tmp_path / f"{lms}.csv", newline="") as f:
+            scores = {
+                r.get("Username") or r["SIS Login ID"]: r["Chapter 5"]
+                for r in csv.DictReader(f)
+            }
+        assert scores == {"ada": "", "ben": "2"}, scores
+    with open(tmp_path / "moodle.csv", newline="") as f:
+        moodle = {r["Username"]: r for r in csv.DictReader(f)}
+    assert "needs review" in moodle["ada"]["Feedback"]

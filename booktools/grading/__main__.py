@@ -31,7 +31,9 @@ def main() -> None:
         "--timeout",
         type=int,
         default=GRADE_CELL_TIMEOUT,
-        help="seconds allowed per cell",
+        help="seconds each cell of the reference solutions may run (a reference that runs over stops the grading); "
+        f"each cell of a submission may run {grading.TIMEOUT_MULTIPLE} times as long as the same cell of the "
+        f"reference took in the same run, at least {grading.TIMEOUT_FLOOR} s",
     )
     ap.add_argument("--jobs", type=int, default=2, help="submissions graded at once")
     ap.add_argument(
@@ -66,7 +68,8 @@ def main() -> None:
     ap.add_argument(
         "--run-flagged",
         action="store_true",
-        help="run the answers the scan flags instead of holding them (score 0, not run); only once you have read them",
+        help="run the answers the scan flags instead of holding them (held: not run, a blank score that needs review); "
+        "only once you have read them",
     )
     ap.add_argument(
         "--hidden",
@@ -102,12 +105,18 @@ def main() -> None:
         print(f"wrote {lms_out}, for {args.lms.capitalize()}'s gradebook import")
     width = max(len(r["student"]) for r in rows)
     for r in rows:
+        mark = f"{r['score']}/{r['out_of']}" if r["score"] != "" else "NEEDS REVIEW"
         print(
-            f"{r['student']:{width}s}  {r['score']}/{r['out_of']}  {r['reasons'] or 'all passed'}"
+            f"{r['student']:{width}s}  {mark}  {r['reasons'] or 'all passed'}"
             + (f"  [{r['notes']}]" if r["notes"] else "")
             + (f"  FLAGGED for review: {r['flags']}" if r["flags"] else "")
         )
     print(f"wrote {out}")
+    if review := [r["student"] for r in rows if r["needs_review"]]:
+        print(
+            f"needs review ({len(review)}): {', '.join(review)}: their score is blank in every file written, read the "
+            "held answers (grades.csv, reasons), then grade again with RUN_FLAGGED=1 or enter the mark by hand"
+        )
 
 
 if __name__ == "__main__":

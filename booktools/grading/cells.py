@@ -134,21 +134,70 @@ def cell_problems(nb, n_submitted: int) -> list:
     return notes
 
 
-def self_checks(nb, n_submitted: int) -> str:
-    """What each self-check cell said in the graded run, as the student saw it: "Exercise 1: correct.",
-    "Exercise 2: not yet right: ...". They never change the score (the hidden tests do), but they tell an
-    instructor where a student's own check and the grade disagree."""
-    said = []
+def _self_check_cells(nb, n_submitted: int) -> list:
+    """[(exercise number or None, every line it printed, its error or None)] for each self-check cell, in order."""
+    found = []
     for cell in nb.cells[:n_submitted]:
         if "self-check" not in cell.metadata.get("tags", []):
             continue
         outputs = cell.get("outputs", [])
-        text = "".join(o.get("text", "") for o in outputs).strip()
+        lines = [
+            line.strip()
+            for o in outputs
+            for line in o.get("text", "").splitlines()
+            if line.strip()
+        ]
         errors = [o for o in outputs if o.get("output_type") == "error"]
-        if errors:
-            text = errors[0]["evalue"] or errors[0]["ename"]
-        said.append((text.splitlines() or ["no output"])[0][:200])
+        error = None
+        if errors:  # any error: an AssertionError the check raised, a GeneratorExit, a KeyboardInterrupt (timed out)
+            e = errors[0]
+            error = (
+                "timed out"
+                if e.get("ename") == "KeyboardInterrupt"
+                else f"{e.get('ename')}: {e.get('evalue')}"
+                if not (e.get("evalue") or "").startswith("Exercise ")
+                else e["evalue"]
+            )
+        m = re.search(r"\bself_check\(\s*(\d+)", cell.source) or re.search(
+            r"^Exercise (\d+):", "\n".join(lines + [error or ""]), re.M
+        )
+        found.append((int(m[1]) if m else None, lines, error))
+    return found
+
+
+def self_checks(nb, n_submitted: int) -> str:
+    """What each self-check cell said in the graded run, as the student saw it, every line of it and its error:
+    "Exercise 1: correct.", "Exercise 2: not yet right: ...". They never change the score (the hidden tests do), but
+    they tell an instructor where a student's own check and the grade disagree (`self_check_outcomes`)."""
+    said = []
+    for _, lines, error in _self_check_cells(nb, n_submitted):
+        text = " / ".join(lines + ([error] if error else []))
+        said.append(text[:400] or "no output")
     return "; ".join(said)
+
+
+def self_check_outcomes(nb, n_submitted: int) -> dict:
+    """{exercise: {'correct': whether its self-check said "Exercise N: correct." and nothing against it, 'said': what
+    it said otherwise}}: every line a self-check printed and any error it raised, not only the first line."""
+    outcomes = {}
+    for n, lines, error in _self_check_cells(nb, n_submitted):
+        if n is None:
+            continue
+        verdicts = [line for line in lines if line.startswith(f"Exercise {n}:")]
+        against = [line for line in verdicts if line != f"Exercise {n}: correct."]
+        correct = not error and not against and f"Exercise {n}: correct." in verdicts
+        said = (
+            error
+            or (against[0] if against else None)
+            or ("no verdict" if not correct else "correct")
+        )
+        if (
+            n in outcomes
+        ):  # two self-check cells for one exercise: both must say correct
+            correct = correct and outcomes[n]["correct"]
+            said = outcomes[n]["said"] if not outcomes[n]["correct"] else said
+        outcomes[n] = {"correct": correct, "said": said[:200]}
+    return outcomes
 
 
 def records(nb, n_submitted: int) -> dict:

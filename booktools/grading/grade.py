@@ -3,10 +3,14 @@ __main__.py).
 
 What runs is not the submitted notebook but the chapter's student version with the submission's answers spliced
 in (splice.py): a cell added or edited elsewhere never runs, and is flagged. The answers are also scanned for code
-that tampers with the kernel (scan.py): an answer the scan flags is held, it does not run, its exercise scores 0,
-and the row says why, for a person to read it (`run_flagged` grades such answers after review). Each submission
-runs in its own kernel, in an empty folder, headless, in the sandbox (sandbox.py), with a time limit per cell; a
-cell that raises or loops forever is recorded and the run goes on. Then the chapter's hidden tests
+that tampers with the kernel (scan.py): an answer the scan flags is held, it does not run, its exercise's mark and
+the row's score are blank ("needs review", never a 0 that a gradebook imports), and the row says why, for a person
+to read it (`run_flagged` grades such answers after review). First the reference solutions run (below), each cell
+under the instructor's --timeout; then each submission runs in its own kernel, in an empty folder, headless, in the
+sandbox (sandbox.py), each cell allowed 10 times what the same cell of the reference took in this run, at least 30 s
+(`cell_limits`), so that a busy machine does not cost marks; a cell that raises or runs over is recorded and the run
+goes on. No kernel that starts (in the sandbox or at all), or a reference that does not run through, stops the
+grading with a message. Then the chapter's hidden tests
 (`booktools/grading/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site) run
 in the same kernel and record what each answer did, as JSON (cells.py).
 
@@ -18,6 +22,7 @@ records state. Bad submissions become rows, not crashes.
 
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -28,13 +33,16 @@ from booktools.grading.cells import (
     exercises,
     graded,
     records,
+    self_check_outcomes,
     self_checks,
 )
 from booktools.grading.judge import reference_problems, score
 from booktools.grading.sandbox import (
     FOLDER,
+    GRADE_CPU_SECONDS,
     NO_SANDBOX_HELP,
     execute,
+    kernel_problem,
     runs_folder,
     sandbox_command,
     sandbox_problem,
@@ -75,6 +83,57 @@ def chapter_cells(chapter: str) -> tuple:
     )
 
 
+# A submission's cell may run TIMEOUT_MULTIPLE times as long as the same cell of the reference solutions took in the
+# same grading run, and never less than TIMEOUT_FLOOR seconds: a limit that grows and shrinks with the machine's load,
+# so that a busy machine does not cost a student the marks a quiet one gives (issue #41). The reference's own cells
+# run under the fixed --timeout (TIMEOUT=), and one that runs over stops the grading.
+TIMEOUT_FLOOR = 30
+TIMEOUT_MULTIPLE = 10
+
+
+def cell_keys(cell) -> list:
+    """What a cell of a graded run is matched by with the reference's: its id (the student version keeps the
+    chapter's cell ids), its source (the hidden tests' cells are the same in both)."""
+    return [("id", cell.get("id")), ("source", cell.source)]
+
+
+def cell_seconds(nb) -> dict:
+    """{cell key: seconds it ran} of an executed notebook, from the timings nbclient records in each cell."""
+    seconds = {}
+    for cell in nb.cells:
+        timing = cell.get("metadata", {}).get("execution", {})
+        start, end = (
+            timing.get("iopub.execute_input"),
+            timing.get("shell.execute_reply"),
+        )
+        if cell.cell_type != "code" or not (start and end):
+            continue
+        ran = (
+            datetime.fromisoformat(end) - datetime.fromisoformat(start)
+        ).total_seconds()
+        for key in cell_keys(cell):
+            if key[1]:
+                seconds[key] = max(seconds.get(key, 0.0), ran)
+    return seconds
+
+
+def cell_limits(
+    seconds: dict, floor: float = TIMEOUT_FLOOR, multiple: float = TIMEOUT_MULTIPLE
+):
+    """The seconds a submission's cell may run: `multiple` times what the same cell took in the reference's run
+    (`seconds`, from `cell_seconds`), at least `floor`; a cell the reference has not (an edited one, a grader's
+    watch) may run as long as the reference's longest."""
+    longest = max(seconds.values(), default=0.0)
+
+    def limit(cell) -> float:
+        took = next(
+            (seconds[key] for key in cell_keys(cell) if key in seconds), longest
+        )
+        return max(floor, multiple * took)
+
+    return limit
+
+
 def reference_records(
     chapter: str,
     timeout: int = GRADE_CELL_TIMEOUT,
@@ -82,11 +141,13 @@ def reference_records(
     secret: str | None = None,
     reference: Path | None = None,
     hidden: Path = HIDDEN,
-) -> dict:
+    timed: bool = False,
+):
     """What the hidden tests (in the folder `hidden`) observe of the reference solutions: the instructor notebook
     (`reference`, default notebooks/NN_topic.ipynb), run with the same parameters and secret as the submissions, in a
-    kernel of its own that no submission touches. Stops with a message if a hidden test does not pass the
-    reference."""
+    kernel of its own that no submission touches, each cell under `timeout` seconds. Stops with a message if a cell
+    of it runs over or raises, or a hidden test does not pass the reference. With `timed`: (the records, how long
+    each cell ran: `cell_seconds`)."""
     source, numbers = exercises(chapter, secret, hidden)
     instructor = nbformat.read(reference or instructor_notebook(chapter), as_version=4)
     nb, n_notebook = graded(instructor, source, numbers, parameters=parameters)
@@ -95,18 +156,24 @@ def reference_records(
     with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
         notes = execute(nb, timeout, Path(workdir), [])
     found = records(nb, n_notebook)
-    if problems := notes + reference_problems(found, numbers):
+    if problems := notes + cell_problems(nb, n_notebook):
+        raise SystemExit(
+            f"The reference solutions of {chapter} did not run through, so nothing can be graded against them (each "
+            f"cell may run {timeout} s: TIMEOUT= raises it on a slow or busy machine): "
+            + "; ".join(problems)
+        )
+    if problems := reference_problems(found, numbers):
         raise SystemExit(
             f"The hidden tests of {chapter} do not pass the reference solutions, so nothing can be graded against "
             "them: " + "; ".join(problems)
         )
-    return found
+    return (found, cell_seconds(nb)) if timed else found
 
 
 def run_submission(
     path: Path,
     chapter: str,
-    timeout: int,
+    timeout,
     parameters: dict | None = None,
     template: Path | None = None,
     prefix: list = (),
@@ -118,10 +185,11 @@ def run_submission(
     raises for a bad submission. What runs is the chapter's student version (`template`) with the submission's
     answers spliced in (splice.py), then the hidden tests (in the folder `hidden`), whose records `score` judges.
     `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does. `prefix`: the command
-    the kernel runs under (`sandbox_command()`), or () for none. `secret`: the instructor's secret phrase, from
+    the kernel runs under (`sandbox_command()`), or () for none. `timeout`: seconds per cell, or how long the
+    reference's cells took (`cell_seconds`, a dict), of which each cell gets `cell_limits`. `secret`: the instructor's secret phrase, from
     which the hidden tests draw their inputs (None: the seeds written in them). An answer the scan flags is held:
-    the template's stub runs in its place, so the exercise scores 0 and the answer's code never runs; `run_flagged`
-    runs it all the same (after a person has read it)."""
+    the template's stub runs in its place, so the answer's code never runs and its mark needs review (judge.score);
+    `run_flagged` runs it all the same (after a person has read it)."""
     source, numbers = exercises(chapter, secret, hidden)
     run = {
         "student": path.stem,
@@ -130,6 +198,7 @@ def run_submission(
         "notes": "",
         "flags": "",
         "self_checks": "",
+        "self_check_outcomes": {},
     }
     try:
         submitted = nbformat.read(path, as_version=4)
@@ -147,13 +216,21 @@ def run_submission(
         nb, _, _ = rebuild(pristine, submitted, frozenset(run["held"]))
     nb, n_submitted = graded(nb, source, numbers, pristine, parameters)
     headless()
+    limit = cell_limits(*timeout) if isinstance(timeout, tuple) else timeout
     with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
-        notes = execute(nb, timeout, Path(workdir), list(prefix))
+        notes = execute(nb, limit, Path(workdir), list(prefix))
     run["records"] = records(nb, n_submitted)
     run["notes"] = "; ".join(cell_problems(nb, n_submitted) + notes)
     run["flags"] = "; ".join(flags)
     run["self_checks"] = self_checks(nb, n_submitted)
+    run["self_check_outcomes"] = self_check_outcomes(nb, n_submitted)
     return run
+
+
+KERNEL_HELP = """\
+No kernel starts{where}, so nothing was graded:
+  {why}
+Check that `make venv` has built .venv{hint}."""
 
 
 def run_all(
@@ -168,12 +245,16 @@ def run_all(
     run_flagged: bool = False,
     reference: Path | None = None,
     hidden: Path = HIDDEN,
+    timeout_floor: float = TIMEOUT_FLOOR,
+    timeout_multiple: float = TIMEOUT_MULTIPLE,
 ) -> tuple:
     """(the run of every submission in the folder, what the hidden tests observed of the reference solutions),
     `jobs` at a time; each submission in the sandbox, with `memory_gb` of address space, unless `sandbox` is False.
-    The reference solutions run alongside, in a kernel of their own (`reference`: the instructor notebook, by
-    default notebooks/NN_topic.ipynb). `hidden`: the folder of the hidden tests (an instructor's own, or the
-    book's)."""
+    First the reference solutions run, in a kernel of their own (`reference`: the instructor notebook, by default
+    notebooks/NN_topic.ipynb), each cell under `timeout` seconds; then each submission's cell may run
+    `timeout_multiple` times as long as the same cell of the reference took, at least `timeout_floor` seconds
+    (`cell_limits`). `hidden`: the folder of the hidden tests (an instructor's own, or the book's). Stops with a
+    message, before grading anything, where no kernel starts (in the sandbox, or at all)."""
     if not submissions.is_dir():
         raise SystemExit(
             f"No folder {submissions}: give SUBMISSIONS=folder of the submitted .ipynb files."
@@ -184,31 +265,50 @@ def run_all(
     exercises(chapter, hidden=hidden)  # fail early on an unknown chapter
     template_of(chapter, template)
     reference = reference or instructor_notebook(chapter)
+    # the book (the instructor notebooks hold the solutions), the submissions, the reference's folder
+    hide = (settings.ROOT, submissions, reference.parent)
     prefix = []
     if sandbox:
         if why := sandbox_problem():
             raise SystemExit(NO_SANDBOX_HELP.format(why=why))
-        # the book (the instructor notebooks hold the solutions), the submissions, the reference's folder
-        prefix = sandbox_command(
-            memory_gb, (settings.ROOT, submissions, reference.parent)
-        )
+        prefix = sandbox_command(memory_gb, hide)
         # the whole sandbox once, mounts and all, so that a system that cannot make it stops here with a message,
         # not with every submission's kernel dying
         with tempfile.TemporaryDirectory(dir=runs_folder()) as probe:
             command = [probe if part == FOLDER else part for part in prefix]
             if why := sandbox_problem(command):
                 raise SystemExit(NO_SANDBOX_HELP.format(why=why))
+    # and a kernel in it: a sandbox that runs `true` may still leave Python, the venv or the sockets out of reach
+    if why := kernel_problem(prefix, runs_folder()):
+        raise SystemExit(
+            KERNEL_HELP.format(
+                where=" in the grading sandbox" if sandbox else "",
+                why=why,
+                hint=" and that `python -m booktools.grading.sandbox` passes; SANDBOX=0 grades without the sandbox, "
+                "only inside a throwaway container without network"
+                if sandbox
+                else "",
+            )
+        )
+    expected, seconds = reference_records(
+        chapter, timeout, None, secret, reference, hidden, timed=True
+    )
+    limits = (seconds, timeout_floor, timeout_multiple)
+    if sandbox:  # CPU time: a busy machine stretches wall-clock time, never CPU time
+        longest = sum(
+            max(timeout_floor, timeout_multiple * took)
+            for (kind, _), took in seconds.items()
+            if kind == "source"
+        )
+        prefix = sandbox_command(memory_gb, hide, max(GRADE_CPU_SECONDS, longest))
     n = len(paths)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        expected = pool.submit(
-            reference_records, chapter, timeout, None, secret, reference, hidden
-        )
         runs = list(
             pool.map(
                 run_submission,
                 paths,
                 [chapter] * n,
-                [timeout] * n,
+                [limits] * n,
                 [None] * n,
                 [template] * n,
                 [prefix] * n,
@@ -217,7 +317,16 @@ def run_all(
                 [hidden] * n,
             )
         )
-        return runs, expected.result()
+    stopped = [
+        r for r in runs if "execution stopped" in r["notes"] and not r["records"]
+    ]
+    if stopped and len(stopped) == len([r for r in runs if not r.get("invalid")]):
+        raise SystemExit(
+            KERNEL_HELP.format(
+                where=" for any submission", why=stopped[0]["notes"], hint=""
+            )
+        )
+    return runs, expected
 
 
 def grade(submissions: Path, chapter: str, **options) -> list:

@@ -49,37 +49,68 @@ def verdict(reference: list, answer: list | None) -> tuple:
     kernel printed) against what it observed of the reference solution (`reference`), in the grader's process.
     Each of the reference's observations in turn, by the reference's own rule: a kernel can say what it saw, never
     how it is judged. An error in the answer's run fails it; a kernel that prints two results for an exercise fails
-    it too (something else printed one)."""
+    it too (something else printed one). The reason is the instructor's: it may quote the drawn inputs."""
+    return judgement(reference, answer)[:2]
+
+
+def judgement(reference: list, answer: list | None) -> tuple:
+    """(passed, reason, feedback): `verdict`'s two, and what a student may read of the same failure (the property's
+    `student` text, the name of an error, never the drawn inputs nor the instructor's words)."""
     if not answer:
-        return False, "the hidden test reported nothing"
-    if len(answer) > 1:
         return (
             False,
-            "the hidden test's result was printed more than once (something in the kernel printed one)",
+            "the hidden test reported nothing",
+            "the hidden test reported nothing",
         )
+    if len(answer) > 1:
+        why = "the hidden test's result was printed more than once (something in the kernel printed one)"
+        return False, why, why
     record = answer[0]
     observed = record.get("observed") if isinstance(record, dict) else None
     if not isinstance(observed, list) or not all(
         isinstance(o, dict) and isinstance(o.get("key"), str) for o in observed
     ):
-        return False, "the hidden test's result is malformed"
+        return (
+            False,
+            "the hidden test's result is malformed",
+            "the hidden test's result is malformed",
+        )
     values = {}
     for o in observed:
         if o["key"] in values:
-            return False, f"the hidden test's result is malformed ({o['key']} twice)"
+            why = f"the hidden test's result is malformed ({o['key']} twice)"
+            return False, why, "the hidden test's result is malformed"
         values[o["key"]] = o.get("value")
     error = record.get("error")
+    raised = error and _raised(str(error))
     # the watch first: an answer that changed the notebook's code is told so before anything it got wrong
     for expected in sorted(
         reference[0]["observed"], key=lambda e: e["key"] != "unchanged"
     ):
+        told = expected.get("student") or expected["why"]
         if expected["key"] not in values:
-            return False, str(error)[:300] if error else expected["why"]
+            return (
+                (False, str(error)[:300], raised)
+                if error
+                else (False, expected["why"], told)
+            )
         if not judged(expected, values[expected["key"]]):
-            return False, expected["why"]
+            return False, expected["why"], told
     if error:
-        return False, str(error)[:300]
-    return True, "passed"
+        return False, str(error)[:300], raised
+    return True, "passed", "passed"
+
+
+def _raised(error: str) -> str:
+    """An error a hidden test met, as a student reads it: its kind, not its message (which can quote the inputs)."""
+    if error == "timed out":
+        return "the hidden test timed out"
+    kind = error.split(":", 1)[0].strip()
+    return (
+        f"your code raised {kind}"
+        if kind.isidentifier()
+        else "your code raised an error"
+    )
 
 
 def reference_problems(reference: dict, numbers: list) -> list:
@@ -98,50 +129,67 @@ def reference_problems(reference: dict, numbers: list) -> list:
     return problems
 
 
+NEEDS_REVIEW = "needs review"
+HELD_FEEDBACK = "needs review: a person reads this answer before it is marked"
+
+
 def score(run: dict, reference: dict) -> dict:
-    """A submission's row of grades.csv: {'student', 'exercise_N': 0/1, 'score', 'out_of', 'reasons', 'notes',
-    'flags', 'self_checks'}, each exercise judged against the reference's records (`verdict`), in this process."""
+    """A submission's row of grades.csv: {'student', 'exercise_N': 1, 0 or '' (held: needs review), 'score' ('' while
+    an exercise needs review), 'out_of', 'needs_review', 'reasons' (the instructor's, with the drawn inputs),
+    'feedback' (what a student may read: which property failed), 'notes', 'flags', 'self_checks'}, each exercise
+    judged against the reference's records (`judgement`), in this process."""
     numbers = sorted(reference)
     row = {
         "student": run["student"],
         **{f"exercise_{n}": 0 for n in numbers},
         "score": 0,
         "out_of": len(numbers),
+        "needs_review": "",
     }
-    reasons = {}
+    reasons, feedback = {}, {}
     for n in numbers:
         if run.get("invalid"):
-            reasons[n] = "not graded"
+            reasons[n] = feedback[n] = "not graded: the file is not a valid notebook"
         elif n in run["held"]:
+            # never a 0 that a gradebook imports: a blank mark, for a person to decide
+            row[f"exercise_{n}"] = ""
             reasons[n] = (
                 f"held for review, not run: the answer {', '.join(run['held'][n])} (read it; if it is harmless, "
                 "grade again with RUN_FLAGGED=1)"
             )
+            feedback[n] = HELD_FEEDBACK
         else:
-            passed, reasons[n] = verdict(reference[n], run["records"].get(n))
+            passed, reasons[n], feedback[n] = judgement(
+                reference[n], run["records"].get(n)
+            )
             row[f"exercise_{n}"] = int(passed)
-    row["score"] = sum(row[f"exercise_{n}"] for n in numbers)
+    held = [n for n in numbers if row[f"exercise_{n}"] == ""]
+    row["needs_review"] = "; ".join(f"exercise {n}" for n in held)
+    row["score"] = "" if held else sum(row[f"exercise_{n}"] for n in numbers)
     row["reasons"] = "; ".join(
         f"exercise {n}: {r}" for n, r in reasons.items() if r != "passed"
     )
-    # a passed exercise whose own self-check said it is wrong: an answer that may have talked its way past the
-    # hidden test, or a self-check that is too strict; either way a person should read it
-    # (or not done: an answer that behaves one way while the notebook runs and another in the hidden test)
+    row["feedback"] = "; ".join(
+        f"exercise {n}: {r}" for n, r in feedback.items() if r != "passed"
+    )
+    said = run.get("self_check_outcomes", {})
+    # a passed exercise whose own self-check said anything but "correct" (a line saying it is wrong or not done,
+    # an error of any kind, no verdict at all): an answer that may have talked its way past the hidden test, or
+    # behaves one way while the notebook runs and another in the hidden test, or a self-check too strict
     disagreements = [
-        f"exercise {n}: passed, but its self-check said it is {said}"
+        f"exercise {n}: passed, but its self-check said: {said[n]['said']}"
         for n in numbers
-        for said in ("not yet right", "not done yet")
-        if row[f"exercise_{n}"] and f"Exercise {n}: {said}" in run["self_checks"]
+        if row[f"exercise_{n}"] == 1 and n in said and not said[n]["correct"]
     ]
     # and the other way round: a right answer the hidden test is too strict for (a list where the reference returns
     # a tuple, a float32 tensor where it stores a float), or an answer right only on the notebook's own inputs
     disagreements += [
         f"exercise {n}: its self-check said it is correct, but the hidden test did not pass it"
         for n in numbers
-        if not row[f"exercise_{n}"]
-        and n not in run["held"]
+        if row[f"exercise_{n}"] == 0
         and not run.get("invalid")
-        and f"Exercise {n}: correct" in run["self_checks"]
+        and n in said
+        and said[n]["correct"]
     ]
     flags = "; ".join(part for part in [run["flags"], *disagreements] if part)
     row.update(notes=run["notes"], flags=flags, self_checks=run["self_checks"])

@@ -4,8 +4,8 @@ A user and network namespace of its own, so the kernel has no network, not even 
 grader talk over Unix sockets instead of TCP); a mount namespace in which everything is read-only but its own folder,
 and the book, the submissions, the reference notebook's folder, the temporary folder (with the other kernels'
 folders, and so their sockets) and the home are empty (HIDE_OTHERS); a PID namespace; a throwaway home and working
-folder; an environment without the instructor's variables (KERNEL_ENVIRONMENT: no SECRET, no MAKEFLAGS); an
-address-space limit. It can still read the other files the instructor's user can: run the grader on a machine or in
+folder; an environment without the instructor's variables (KERNEL_ENVIRONMENT: no SECRET, no MAKEFLAGS); limits on
+address space, CPU time and processes (GRADE_CPU_SECONDS, GRADE_PROCESSES). It can still read the other files the instructor's user can: run the grader on a machine or in
 a container that holds nothing else of value. Where user namespaces are blocked (many containers), grading stops
 with a message that says what to do (NO_SANDBOX_HELP), and `--no-sandbox` grades without it.
 
@@ -19,8 +19,22 @@ import sys
 import tempfile
 from pathlib import Path
 
-from booktools.execute import run_notebook
+import nbformat
+from nbclient import NotebookClient
+from traitlets.config import Config
+
+from booktools.execute import KernelUnder
 from booktools.settings import GRADE_MEMORY_GB
+
+# What one sandboxed kernel may use beside its memory: CPU seconds (RLIMIT_CPU, for each of its processes: the
+# wall-clock limits per cell stop a loop, this stops a process that spins in the background while other cells run)
+# and processes and threads (RLIMIT_NPROC, set inside the kernel's own user namespace, where it counts only the
+# kernel's own: not the instructor's other processes, as a limit set outside it would; the kernel of the book's
+# chapters runs about 20). The kernel's PID namespace ends every process it started when it exits. A user that is
+# root outside the sandbox (a container) is exempt from RLIMIT_NPROC: there only the PID namespace and the time
+# limits hold.
+GRADE_CPU_SECONDS = 1800
+GRADE_PROCESSES = 128
 
 # A user namespace (to be allowed the rest, as an unprivileged user) with a network namespace (no interface but a
 # loopback of its own, which is down) and a mount namespace (HIDE_OTHERS).
@@ -99,9 +113,16 @@ def sandbox_problem(command: list = NAMESPACES) -> str | None:
     )
 
 
-def sandbox_command(memory_gb: float = GRADE_MEMORY_GB, hide: tuple = ()) -> list:
+def sandbox_command(
+    memory_gb: float = GRADE_MEMORY_GB,
+    hide: tuple = (),
+    cpu_seconds: int = GRADE_CPU_SECONDS,
+    processes: int = GRADE_PROCESSES,
+) -> list:
     """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder): a
-    read-only system in which the folders in `hide` and the temporary folder are empty (HIDE_OTHERS)."""
+    read-only system in which the folders in `hide` and the temporary folder are empty (HIDE_OTHERS), with
+    `memory_gb` of address space, `cpu_seconds` of CPU time per process and `processes` processes and threads, counted
+    in the kernel's own user namespace."""
     keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
     return [
         *NAMESPACES,
@@ -116,6 +137,8 @@ def sandbox_command(memory_gb: float = GRADE_MEMORY_GB, hide: tuple = ()) -> lis
         "--",
         "prlimit",
         f"--as={int(memory_gb * 2**30)}",
+        f"--cpu={int(cpu_seconds)}",
+        f"--nproc={int(processes)}",
         "--",
     ]
 
@@ -128,22 +151,34 @@ def hidden_folders(folders) -> list:
     return [f for f in found if not any(g in f.parents for g in found)]
 
 
-def execute(nb, timeout: int, workdir: Path, prefix: list) -> list:
+def execute(nb, timeout, workdir: Path, prefix: list) -> list:
     """Run `nb` in place, in `workdir` with a home of its own there and its sockets there too, under `prefix` (the
-    sandbox's command with FOLDER in it, or [] for none); notes on a kernel that died or never started."""
+    sandbox's command with FOLDER in it, or [] for none); notes on a kernel that died or never started. `timeout`:
+    the seconds each cell may run, a number or a function of the cell (grade.cell_limits). A cell that runs over is
+    interrupted, its error left as an output, and the run goes on."""
     home = workdir / "home"
     home.mkdir()
+    per_cell = timeout if callable(timeout) else None
+    client = NotebookClient(
+        nb,
+        timeout=None if per_cell else timeout,
+        timeout_func=per_cell,
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(workdir)}},
+        kernel_manager_class=KernelUnder,
+        config=Config(
+            KernelUnder={
+                "prefix": [str(workdir) if part == FOLDER else part for part in prefix],
+                "transport": "ipc",
+                "ip": str(workdir / "kernel"),
+                "connection_file": str(workdir / "connection.json"),
+            }
+        ),
+    )
     try:
-        run_notebook(
-            nb,
-            workdir,
-            timeout=timeout,
-            allow_errors=True,
-            interrupt_on_timeout=True,
-            env=kernel_environment(home),
-            prefix=[str(workdir) if part == FOLDER else part for part in prefix],
-            sockets=workdir,
-        )
+        client.execute(env=kernel_environment(home))
     except Exception as err:  # the kernel died, or could not start
         why = (
             str(err)[:120]
@@ -151,6 +186,26 @@ def execute(nb, timeout: int, workdir: Path, prefix: list) -> list:
         )
         return [f"execution stopped: {type(err).__name__}: {why}"]
     return []
+
+
+KERNEL_CHECK = "print('the kernel runs', 6 * 7)"
+
+
+def kernel_problem(prefix: list, folder: Path, timeout: int = 120) -> str | None:
+    """None if a kernel starts under `prefix` (the whole sandbox, or [] for none) and runs a cell, else what went
+    wrong: probing the sandbox with `true` says nothing of whether Python, the venv and the kernel's sockets work
+    inside it."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(KERNEL_CHECK)])
+    with tempfile.TemporaryDirectory(dir=folder) as workdir:
+        notes = execute(nb, timeout, Path(workdir), prefix)
+    printed = "".join(o.get("text", "") for o in nb.cells[0].get("outputs", []))
+    if notes:
+        return "; ".join(notes)
+    return (
+        None
+        if "the kernel runs 42" in printed
+        else f"the check cell printed {printed[:200]!r}"
+    )
 
 
 # What a kernel's environment keeps of the grader's: what programs need to run and the book's own settings. Not
@@ -176,8 +231,10 @@ def main() -> None:
         command = [probe if part == FOLDER else part for part in sandbox_command()]
         if why := sandbox_problem(command):
             raise SystemExit(NO_SANDBOX_HELP.format(why=why))
+        if why := kernel_problem(sandbox_command(), runs_folder()):
+            raise SystemExit(f"The sandbox is made, but no kernel starts in it: {why}")
     print(
-        "This machine can make the grading sandbox: make grade runs each submission in it."
+        "This machine can make the grading sandbox, and a kernel runs in it: make grade runs each submission there."
     )
 
 

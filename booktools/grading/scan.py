@@ -5,9 +5,10 @@ assignments to the attributes of modules, global hooks, the stack's frames, buil
 objects that decide for themselves what they equal, and answers that cannot be read on their own (a region that
 leaves its function's body runs once spliced in, but cannot be cleared). `names.uses_forbidden` holds an answer that
 names a helper its exercise forbids, or a template definition that does. A flagged answer is held: `make grade`
-runs the template's stub in its place (the exercise scores 0, and its code never runs, so it cannot touch the other
-exercises' tests) and lists it for a person to read. The scan is a filter, not a wall: code can be written that it
-does not recognise.
+runs the template's stub in its place (its code never runs, so it cannot touch the other exercises' tests; its mark
+is left blank, "needs review", never a 0) and lists it for a person to read. The scan is a filter, not a wall: code
+can be written that it does not recognise; and it is for reading, so an honest idiom (`typing`, a docstring, a boolean
+index, `setattr` on the answer's own objects) must not fire a rule (tests/test_scan.py).
 
 Each rule is a function with a one-line docstring (why the rule exists). TREE_RULES read the whole answer;
 NODE_RULES read one syntax node each, in order, and the first that applies to a node speaks for it (it returns its
@@ -101,7 +102,8 @@ def unlisted_import(node, answer: Answer) -> list | None:
         else [node.module or ""]
     )
     reasons = [f"imports {m}" for m in mods if m.split(".")[0] not in ALLOWED_IMPORTS]
-    if isinstance(node, ast.ImportFrom):  # `from torch import sys as s`: the names imported, not only the path
+    # `from torch import sys as s`: the names imported, not only the path
+    if isinstance(node, ast.ImportFrom):
         reasons += [
             f"imports {node.module}.{a.name}"
             for a in node.names
