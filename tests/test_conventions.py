@@ -662,3 +662,142 @@ def test_nothing_edits_the_import_path():
         and re.search(r"sys\.path\.(insert|append)", (ROOT / path).read_text())
     ]
     assert not edits, f"these edit sys.path: {edits}"
+
+
+# A self-check tests behaviour: known values, properties, the chapter's own helpers. It must not contain the
+# reference solution (a student reads the check cell), nor any piece of it of this many syntax-tree nodes or more
+# (Load and Store not counted): `return x` has 2, `run["train"][-1]` 7, `x.pow(2).mean().sqrt()` 8.
+SOLUTION_LEAK_NODES = 8
+SOLUTION_REGION = re.compile(
+    r"^[ \t]*### BEGIN SOLUTION[^\n]*\n(.*?)^[ \t]*### END SOLUTION", re.M | re.S
+)
+
+
+def top_level_names(nb) -> set:
+    """Every name a notebook binds at its top level (in any code cell), and the builtins: the names a solution
+    and its self-check share. Any other name is local, and is compared by where it first appears, not by its
+    spelling."""
+    import builtins
+
+    names = set(dir(builtins))
+    scopes = (
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.Lambda,
+        ast.comprehension,
+    )
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(child.name)
+            elif isinstance(child, ast.alias):
+                names.add((child.asname or child.name).split(".")[0])
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                names.add(child.id)
+            if not isinstance(child, scopes):
+                visit(child)
+
+    for cell in code_cells(nb):
+        try:
+            visit(ast.parse(cell.source))
+        except SyntaxError:
+            pass
+    return names
+
+
+def tree_size(node) -> int:
+    return sum(1 for n in ast.walk(node) if not isinstance(n, ast.expr_context))
+
+
+def tree_shape(node, shared: set) -> str:
+    """`node` as ast.dump writes it, without positions and without Load/Store, its local names numbered in the
+    order they first appear in it: `gap = r["test"][-1]` and `g = run["test"][-1]` have one shape."""
+    import copy
+
+    local = {}
+
+    def rename(name):
+        return name if name in shared else local.setdefault(name, f"_{len(local)}")
+
+    class Canonical(ast.NodeTransformer):
+        def visit_Name(self, n):
+            return ast.Name(id=rename(n.id), ctx=ast.Load())
+
+        def visit_arg(self, n):
+            return ast.arg(arg=rename(n.arg))
+
+    dumped = ast.dump(Canonical().visit(copy.deepcopy(node)), annotate_fields=False)
+    return re.sub(r"\b(Store|Del)\(\)", "Load()", dumped)
+
+
+def pieces(tree) -> list:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.expr))]
+
+
+def solution_leaks(solution_cell, check_cell, shared: set) -> list:
+    """The largest pieces of the solution regions of `solution_cell`, of at least SOLUTION_LEAK_NODES nodes, that
+    `check_cell` contains (the same shape), as source text."""
+    import textwrap
+
+    in_check = {tree_shape(n, shared) for n in pieces(ast.parse(check_cell.source))}
+    found = []
+    for region in SOLUTION_REGION.findall(solution_cell.source):
+        solution = ast.parse(textwrap.dedent(region))
+        found += [
+            n
+            for n in pieces(solution)
+            if tree_size(n) >= SOLUTION_LEAK_NODES and tree_shape(n, shared) in in_check
+        ]
+    inner = {id(m) for n in found for m in ast.walk(n) if m is not n}
+    return list(dict.fromkeys(ast.unparse(n) for n in found if id(n) not in inner))
+
+
+def test_self_checks_do_not_contain_the_solution(notebook_path):
+    """A self-check checks behaviour (known values, properties), without spelling out the reference solution
+    or any non-trivial piece of it (compared as syntax trees, local names canonicalised)."""
+    nb = read_notebook(notebook_path)
+    shared = top_level_names(nb)
+    cells = nb.cells
+    for i, cell in enumerate(cells):
+        if "solution" in tags(cell) and "self-check" in tags(cells[i + 1]):
+            leaks = solution_leaks(cell, cells[i + 1], shared)
+            assert not leaks, (
+                f"cell {i + 1}: the self-check contains the solution of the cell above it: "
+                f"{leaks}; check known values or properties instead"
+            )
+
+
+MARKDOWN = re.compile(r"`|\*\*|(?<![\w*])\*[^\s*][^*]*\*(?![\w*])|\$[^$\s][^$]*\$")
+
+
+def message_strings(source: str) -> list:
+    """The literal text of every string in `source` (f-strings' literal parts), docstrings and comments aside."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_self_check_messages_are_plain_text(notebook_path):
+    """What a self-check prints or raises is read in a traceback or a printed line, where markdown stays raw:
+    no backticks, no *emphasis*, no $math$."""
+    sources = [
+        c.source
+        for c in code_cells(read_notebook(notebook_path))
+        if {"self-check", "shared:self_check"} & set(tags(c))
+    ]
+    marked = [t for s in sources for t in message_strings(s) if MARKDOWN.search(t)]
+    assert not marked, f"markdown in self-check messages: {marked}"

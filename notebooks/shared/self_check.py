@@ -4,9 +4,9 @@ def self_check(number: int, check) -> None:
         check()
     except NotImplementedError:
         print(
-            f"Exercise {number}: not done yet. Replace the "
-            "`raise NotImplementedError(...)` line in the cell above, run that cell, "
-            "then this one."
+            f"Exercise {number}: not done yet. In the cell above, replace the line "
+            "that raises NotImplementedError with your code, run that cell, then "
+            "this one."
         )
         return
     except AssertionError as err:
