@@ -56,11 +56,13 @@ def _plain(value):
     return f"<{type(value).__name__}>"
 
 
-def _observe(key, value, why, close=None, within=None, one_of=None):
+def _observe(key, value, why, close=None, within=None, one_of=None, student=None):
     """Record one thing the answer did, under a `key` (a repeated one is numbered). The grader compares `value`
     with the reference solution's value under the same key, by the reference's rule: equal (the default),
     `close=(rtol, atol)`, `within=(low, high)` (bounds computed by the reference's run), or `one_of=[...]` (to
-    within 1e-6); `why` is what a student reads when they differ."""
+    within 1e-6). When they differ, `why` is what the instructor reads (grades.csv: it may name the drawn inputs)
+    and `student` what the student reads (the LMS's feedback: the property, never the inputs; a constant string,
+    which tests/test_hidden_tests.py checks; default: `why`, where `why` is one)."""
     rule = (
         {"close": [float(close[0]), float(close[1])]}
         if close is not None
@@ -74,7 +76,10 @@ def _observe(key, value, why, close=None, within=None, one_of=None):
     repeats = sum(1 for o in _OBSERVED if o["key"].split(" #")[0] == key)
     if repeats:  # the same case drawn twice: a key of its own, the same in the reference's record
         key = f"{key} #{repeats + 1}"
-    _OBSERVED.append({"key": key, "value": _plain(value), "why": str(why), **rule})
+    told = {"student": str(student)} if student is not None else {}
+    _OBSERVED.append(
+        {"key": key, "value": _plain(value), "why": str(why), **told, **rule}
+    )
 
 
 def _holds(value, target, module: str, todo: list, depth: int = 0) -> bool:
