@@ -151,11 +151,23 @@ def prowler(tmp_path_factory):
     # beside the kernel's own folder, as the reference's and the other submissions' are
     sibling = tempfile.mkdtemp(dir=runs_folder())
     nbformat.write(toy_notebook(*FULL), folder / "another_student.ipynb")
+    (folder / "grades.csv").write_text(
+        "student,score\nada,3\n"
+    )  # an earlier run's grades
     secrets = [
         str(settings.ROOT / "notebooks" / settings.NOTEBOOKS[0].name),
         str(folder / "another_student.ipynb"),
         str(toy["reference"]),
+        str(folder / "grades.csv"),
     ]
+    from booktools.grading.sandbox import bwrap_problem
+
+    elsewhere = None
+    if (
+        bwrap_problem() is None
+    ):  # bubblewrap's sandbox shows no file of the instructor's, wherever it lies
+        elsewhere = tempfile.NamedTemporaryFile(dir="/var/tmp", suffix=".csv")
+        secrets.append(elsewhere.name)
     assert all(Path(s).exists() for s in secrets)
     outside = [
         str(Path(sys.prefix) / "rc-sandbox-probe.pth"),
@@ -190,6 +202,8 @@ def prowler(tmp_path_factory):
     finally:
         monkeypatch.undo()
         Path(sibling).rmdir()
+        if elsewhere is not None:
+            elsewhere.close()
     (row,) = [r for r in rows if r["student"] == "prowler"]
     written = [path for path in outside if Path(path).exists()]
     for path in written:
@@ -645,6 +659,9 @@ def test_the_sandbox_limits_cpu_time_and_processes_in_a_pid_namespace_of_its_own
         unavailable(f"this system cannot make the sandbox: {why}")
     with tempfile.TemporaryDirectory(dir=runs_folder()) as folder:
         prefix = [folder if p == FOLDER else p for p in sandbox_command(2, (), 1, 50)]
+        # and the same limits in unshare's sandbox, where bubblewrap makes the one above
+        other = sandbox_command(2, (), 1, 50, bubblewrap=False)
+        assert other[other.index("prlimit") :] == prefix[prefix.index("prlimit") :]
         looked = subprocess.run(
             [
                 *prefix,

@@ -9,11 +9,14 @@ address space, CPU time and processes (GRADE_CPU_SECONDS, GRADE_PROCESSES). It c
 a container that holds nothing else of value. Where user namespaces are blocked (many containers), grading stops
 with a message that says what to do (NO_SANDBOX_HELP), and `--no-sandbox` grades without it.
 
-`python -m booktools.grading.sandbox` says whether this machine can make the sandbox.
+Where bubblewrap is installed (`apt-get install bubblewrap`) it makes the sandbox instead, and the kernel sees only the
+system, its Python and its own folder (`bwrap_command`). `python -m booktools.grading.sandbox` says whether this
+machine can make the sandbox, and which.
 """
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -113,16 +116,64 @@ def sandbox_problem(command: list = NAMESPACES) -> str | None:
     )
 
 
+# Where bubblewrap (Debian's `bubblewrap`) is installed and works, the kernel sees nothing but the system (read-only),
+# the Python and venv it runs on (read-only), and its own folder: a new root holding those alone, a private /tmp, no
+# network, no home, its own PID, IPC and UTS namespaces, every capability dropped. The book, the submissions, earlier
+# grades and every other file of the instructor's are not hidden one by one: they are not there. Where it is not
+# installed, `unshare` makes the sandbox above, which hides the folders it is told of (HIDE_OTHERS).
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def bwrap_command() -> list | None:
+    """bubblewrap's part of the sandbox's command (FOLDER: the kernel's own folder), or None where it is missing."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None
+    # JPY_PARENT_PID: under bwrap's own PID 1 the kernel's parent is always PID 1, which ipykernel takes for its
+    # parent having died; --die-with-parent does that watch instead
+    command = [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
+    command += ["--unsetenv", "JPY_PARENT_PID"]
+    for top in SYSTEM:
+        if os.path.islink(top):  # merged /usr: /bin -> usr/bin
+            command += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            command += ["--ro-bind", top, top]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for keep in sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}):
+        command += ["--ro-bind", str(keep), str(keep)]
+    # SIGINT (how a cell that runs over is interrupted) goes to the kernel's whole process group: bwrap must ignore it,
+    # or it ends and takes the kernel with it; ipykernel sets its own handler for each cell it runs
+    ignore_interrupts = ["sh", "-c", 'trap "" INT; exec "$@"', "sandbox"]
+    return [
+        *ignore_interrupts,
+        *command,
+        *["--bind", FOLDER, FOLDER, "--chdir", FOLDER, "--"],
+    ]
+
+
 def sandbox_command(
     memory_gb: float = GRADE_MEMORY_GB,
     hide: tuple = (),
     cpu_seconds: int = GRADE_CPU_SECONDS,
     processes: int = GRADE_PROCESSES,
+    bubblewrap: bool | None = None,
 ) -> list:
-    """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder): a
-    read-only system in which the folders in `hide` and the temporary folder are empty (HIDE_OTHERS), with
+    """The command that a sandboxed kernel's command line is run under (FOLDER becomes the kernel's folder), with
     `memory_gb` of address space, `cpu_seconds` of CPU time per process and `processes` processes and threads, counted
-    in the kernel's own user namespace."""
+    in the kernel's own user namespace: bubblewrap's (`bwrap_command`) where `bubblewrap` (default: where bwrap is
+    installed and makes its sandbox here), else a read-only system in which the folders in `hide` and the temporary
+    folder are empty (HIDE_OTHERS)."""
+    limits = [
+        "prlimit",
+        f"--as={int(memory_gb * 2**30)}",
+        f"--cpu={int(cpu_seconds)}",
+        f"--nproc={int(processes)}",
+        "--",
+    ]
+    if bubblewrap is None:
+        bubblewrap = bwrap_problem() is None
+    if bubblewrap:
+        return [*bwrap_command(), *limits]
     keep = sorted({Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()})
     return [
         *NAMESPACES,
@@ -135,12 +186,17 @@ def sandbox_command(
         "--",
         *map(str, hidden_folders([*hide, tempfile.gettempdir(), Path.home()])),
         "--",
-        "prlimit",
-        f"--as={int(memory_gb * 2**30)}",
-        f"--cpu={int(cpu_seconds)}",
-        f"--nproc={int(processes)}",
-        "--",
+        *limits,
     ]
+
+
+def bwrap_problem() -> str | None:
+    """None if bubblewrap is installed and makes its sandbox here, else why not."""
+    command = bwrap_command()
+    if command is None:
+        return "bwrap is not installed (Debian: apt-get install bubblewrap)"
+    with tempfile.TemporaryDirectory(dir=runs_folder()) as probe:
+        return sandbox_problem([probe if part == FOLDER else part for part in command])
 
 
 def hidden_folders(folders) -> list:
@@ -233,8 +289,14 @@ def main() -> None:
             raise SystemExit(NO_SANDBOX_HELP.format(why=why))
         if why := kernel_problem(sandbox_command(), runs_folder()):
             raise SystemExit(f"The sandbox is made, but no kernel starts in it: {why}")
+    which = (
+        "bubblewrap's: the kernel sees only the system, its Python and its own folder"
+        if bwrap_problem() is None
+        else f"unshare's, which hides the book, the submissions, /tmp and the home (no bubblewrap: {bwrap_problem()})"
+    )
     print(
-        "This machine can make the grading sandbox, and a kernel runs in it: make grade runs each submission there."
+        f"This machine can make the grading sandbox ({which}), and a kernel runs in it: make grade runs each "
+        "submission there."
     )
 
 
