@@ -1,5 +1,5 @@
 // Accessibility fixes for what the theme and the extensions render; tests/test_browser.py runs axe-core on every
-// page, light and dark, and fails on any serious or critical violation. The fixes run when the page loads and again
+// page, light and dark, laptop and phone, and fails on any violation. The fixes run when the page loads and again
 // whenever something renders (the theme's buttons and the widgets are drawn by scripts).
 function fixAccessibleNames() {
   // Controls named by an aria-label that differs from the text they show ("Search" on a field that reads
@@ -22,6 +22,13 @@ function fixAccessibleNames() {
   // docutils marks each bibliography entry role="doc-biblioentry", which ARIA 1.2 deprecates; in a list it is an item.
   for (const entry of document.querySelectorAll('.citation-list[role="list"] > .citation:not([role="listitem"])')) {
     entry.setAttribute("role", "listitem");
+  }
+  // The primary sidebar holds the site's navigation: the book's title (a link home), search and the table of contents.
+  // Only the table of contents is a landmark (<nav>), so axe's region rule finds the title outside every landmark at
+  // laptop width: make the whole sidebar the book's navigation landmark, the table of contents within it.
+  for (const sidebar of document.querySelectorAll("#pst-primary-sidebar:not([role])")) {
+    sidebar.setAttribute("role", "navigation");
+    sidebar.setAttribute("aria-label", "Book");
   }
   // A widget's slider handle (noUiSlider) has no name: give it the slider's label.
   for (const handle of document.querySelectorAll(".noUi-handle:not([aria-label])")) {
