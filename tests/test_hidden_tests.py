@@ -281,3 +281,32 @@ def test_refers_to_sees_a_forbidden_class_through_the_notebooks_objects():
     for name in ("via_block", "via_partial", "via_table", "via_subclass"):
         assert refers(namespace[name], namespace["Helper"]), name
     assert not refers(namespace["clean"], namespace["Helper"])
+
+
+def _constant_text(node) -> bool:
+    import ast
+
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _constant_text(node.left) and _constant_text(node.right)
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def test_every_property_has_a_student_text_that_names_no_drawn_input():
+    """What an LMS shows a student is the property's `student` text (or its `why` where that is a constant): a
+    string written in the test, never one formatted from the inputs drawn from the secret (issue #41)."""
+    import ast
+
+    missing = []
+    for path in sorted(HIDDEN.glob("[0-9][0-9]_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "_observe"
+            ):
+                continue
+            keywords = {k.arg: k.value for k in node.keywords}
+            why = node.args[2] if len(node.args) > 2 else keywords.get("why")
+            told = keywords.get("student", why)
+            if not _constant_text(told):
+                missing.append(f"{path.name}:{node.lineno}: {ast.unparse(told)[:80]}")
+    assert not missing, f"give these a constant student= text: {missing}"

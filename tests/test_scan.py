@@ -318,27 +318,43 @@ HONEST_IDIOMS = {
 def test_honest_idioms_are_not_flagged(idiom):
     from booktools.grading.scan import findings
 
-    found = findings(HONEST_IDIOMS[idiom], {"torch", "np"}, {"block", "x", "n", "r", "s", "w"}, {"Block"})
+    found = findings(
+        HONEST_IDIOMS[idiom],
+        {"torch", "np"},
+        {"block", "x", "n", "r", "s", "w"},
+        {"Block"},
+    )
     assert found == [], found
 
 
 @pytest.mark.parametrize(
     "code, reason",
     [
-        ('    setattr(Block, "forward", f)', "assigns to Block.forward, a part of the notebook's code"),
-        ('    setattr(block, "forward", lambda x: x)', "puts a function in place of block.forward"),
+        (
+            '    setattr(Block, "forward", f)',
+            "assigns to Block.forward, a part of the notebook's code",
+        ),
+        (
+            '    setattr(block, "forward", lambda x: x)',
+            "puts a function in place of block.forward",
+        ),
         ('    setattr(torch, "allclose", f)', "assigns to torch.allclose"),
         ('    setattr(block, "_hooks", f)', "calls setattr on block"),
         ("    setattr(block, name, f)", "calls setattr on block"),
-        ('    x[torch.rand(3) < 1] = 0\n    torch.x[0] = 1', "assigns to torch.x"),
-        ('    """Reads __globals__."""\n    return getattr(f, "__glo" + "bals__")', None),
+        ("    x[torch.rand(3) < 1] = 0\n    torch.x[0] = 1", "assigns to torch.x"),
+        (
+            '    """Reads __globals__."""\n    return getattr(f, "__glo" + "bals__")',
+            None,
+        ),
     ],
 )
 def test_what_the_idioms_look_like_when_they_patch_is_still_flagged(code, reason):
     from booktools.grading.scan import scan
 
     found = scan(code, {"torch", "np"}, {"block", "x", "f", "name"}, {"Block"})
-    if reason is None:  # the docstring is let through, the string built from pieces is not
+    if (
+        reason is None
+    ):  # the docstring is let through, the string built from pieces is not
         assert "has a string with a double underscore" in found, found
     else:
         assert reason in found, found

@@ -73,7 +73,13 @@ def exercise_1():
             f"{what}: training errors {train}, test errors {test})",
         )
         gap = generalization_gap({"train": list(train), "test": list(test)})
-        _observe(key, float(gap), why, close=(0, 1e-9))
+        _observe(
+            key,
+            float(gap),
+            why,
+            close=(0, 1e-9),
+            student="the gap is the final test error minus the final training error, in percentage points",
+        )
 
 
 def _ch01_modules(module, prefix=""):
@@ -151,6 +157,7 @@ def exercise_2():
         ],
         f"leave BatchNorm's eps as it is (here {eps}): eps is not part of what is graded, the block is run with the "
         "eps it came with, so set the running statistics and the weights so that they absorb it",
+        student="leave BatchNorm's eps as it is: eps is not part of what is graded, so set the running statistics and the weights so that they absorb it",
     )
     state = _ch01_tensors(block)
     _observe(
@@ -169,6 +176,7 @@ def exercise_2():
         f"unchanged; it is run with BatchNorm's eps = {eps}, the eps it came with (eps is not part of what is "
         "graded: running_var and the weights must absorb it)",
         close=(1e-5, 1e-6),
+        student="set the weights and the batch-norm statistics of the block so that it returns non-negative inputs unchanged, with the eps it came with",
     )
 
 
@@ -179,7 +187,13 @@ def exercise_3():
         "write the shortcut by hand: shortcut_a must not use ShortcutA",
     )
     gen = torch.Generator().manual_seed(_seed(2025))
-    for shape, c_out in (((3, 8, 6, 6), 16), ((2, 16, 7, 7), 32), ((1, 8, 4, 4), 13)):
+    # the last: c_out = C, which the exercise allows (pad with nothing, still subsample)
+    for shape, c_out in (
+        ((3, 8, 6, 6), 16),
+        ((2, 16, 7, 7), 32),
+        ((1, 8, 4, 4), 13),
+        ((2, 8, 5, 5), 8),
+    ):
         x = torch.randn(*shape, generator=gen)
         mine = shortcut_a(x, c_out)
         where = f"an input of shape {shape} and c_out = {c_out}"
@@ -187,10 +201,17 @@ def exercise_3():
             f"a tensor {shape}",
             isinstance(mine, torch.Tensor),
             f"for {where}, return a tensor",
+            student="return a tensor",
         )
         _observe(
             f"shape {shape}",
             list(getattr(mine, "shape", ())),
             f"wrong shape for {where}",
+            student="the shape is wrong for some of the inputs graded",
         )
-        _observe(f"values {shape}", mine, f"wrong values for {where}")
+        _observe(
+            f"values {shape}",
+            mine,
+            f"wrong values for {where}",
+            student="the values are wrong for some of the inputs graded",
+        )

@@ -81,6 +81,7 @@ def exercise_2():
         ((1, 4, 8, 7), 6, 3),
         ((2, 6, 5, 5), 9, 1),
         ((2, 3, 6, 6), 3, 1),
+        ((2, 4, 7, 7), 4, 2),  # no padding, but a stride: still subsample
     ):
         x = torch.randn(*shape, generator=gen, dtype=torch.float64).requires_grad_()
         w = torch.randn(
@@ -96,13 +97,20 @@ def exercise_2():
             f"a tensor, {where}",
             isinstance(y, torch.Tensor),
             f"for {where}, return a tensor",
+            student="return a tensor",
         )
-        _observe(f"shape, {where}", list(y.shape), f"for {where}, the shape is wrong")
+        _observe(
+            f"shape, {where}",
+            list(y.shape),
+            f"for {where}, the shape is wrong",
+            student="the shape is wrong for some of the inputs graded",
+        )
         _observe(
             f"values, {where}",
             y,
             f"for {where}, the first channels must be the input's, keeping every stride-th pixel from the first, "
             "and the channels after them zeros",
+            student="the first channels must be the input's, keeping every stride-th pixel from the first, and the channels after them zeros",
         )
         _observe(
             f"gradient flows, {where}",
@@ -254,12 +262,14 @@ def exercise_5():
                 f"scale's shape, {where}",
                 list(torch.as_tensor(scale).shape),
                 f"for {where}, self.scale needs one factor per channel: a vector of shape (width,)",
+                student="self.scale needs one factor per channel: a vector of shape (width,)",
             )
             _observe(
                 f"scale at init, {where}",
                 torch.as_tensor(scale).detach().clone(),
                 f"for {where}, every factor of self.scale must start at eps",
                 close=(1e-6, 1e-7),
+                student="every factor of self.scale must start at eps",
             )
             xs = x.clone().requires_grad_()
             out = block(xs)
@@ -268,6 +278,7 @@ def exercise_5():
                 out,
                 f"for {where}, the block must return x + eps * F(LN(x)) at init",
                 close=(1e-5, 1e-6),
+                student="the block must return x + eps * F(LN(x)) at init",
             )
             (out * w).sum().backward()
             _observe(
@@ -275,16 +286,19 @@ def exercise_5():
                 getattr(scale, "grad", None),
                 f"for {where}, each factor must get its own gradient, sum over the batch of w_c F_c(LN(x))",
                 close=(1e-4, 1e-5),
+                student="each factor must get its own gradient, sum over the batch of w_c F_c(LN(x))",
             )
             _observe(
                 f"branch's gradients, {where}",
                 [p.grad for p in block.f.parameters()],
                 f"for {where}, the branch's gradients are those of x + eps * F(LN(x)): exactly zero at eps = 0",
                 close=(1e-4, 1e-6),
+                student="the branch's gradients are those of x + eps * F(LN(x)): exactly zero at eps = 0",
             )
             _observe(
                 f"input's gradient, {where}",
                 xs.grad,
                 f"for {where}, the gradient must reach the input through the shortcut and the branch",
                 close=(1e-4, 1e-6),
+                student="the gradient must reach the input through the shortcut and the branch",
             )

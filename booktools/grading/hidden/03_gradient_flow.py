@@ -36,6 +36,7 @@ def exercise_1():
                 got,
                 f"wrong value at lag {lag} for a sequence of length {n}",
                 close=(0, 1e-6),
+                student="wrong value at some lags, for some of the sequences graded",
             )
         _observe(
             f"input left alone, n {n}",
@@ -143,6 +144,7 @@ def exercise_2():
                 within=_ch03_ratio_band(
                     depth, seed, depth**-0.5, k
                 ),  # computed after the answer ran
+                student="the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a batch of BATCH standard normal inputs; check alpha, that you use BATCH and WIDTH, that you backpropagate the sum of the outputs, and that you divide the input gradient's norm by the output's",
             )
     finally:
         BATCH = notebook_batch
@@ -245,4 +247,5 @@ def exercise_3():
             "input gradient closest to its output gradient on a log scale: return the closest of all the scales "
             "tried",
             one_of=[s for s in scales if gaps[s] <= min(gaps.values()) + 1e-6],
+            student="the answer is not the scale among 1.0, 1.1, ..., 3.0 that brings the plain stack's input gradient closest to its output gradient on a log scale: return the closest of all the scales tried",
         )

@@ -40,6 +40,7 @@ def exercise_1():
             f"share_of_paths({n}, {lo}, {hi}) is wrong: the share of the 2^{n} paths whose length k satisfies"
             f" {lo} <= k <= {hi} (both ends included)",
             close=(1e-12, 0),
+            student="wrong share: the share of the 2^n paths whose length k satisfies lo <= k <= hi (both ends included)",
         )
 
 
@@ -67,6 +68,7 @@ def exercise_2():
             f"kendall_distance({order}) is wrong: count the pairs of positions i < j with order[i] > order[j],"
             " and divide by the number of such pairs",
             close=(0, 1e-12),
+            student="wrong distance: count the pairs of positions i < j with order[i] > order[j], and divide by the number of such pairs",
         )
 
 
@@ -90,6 +92,7 @@ def exercise_3():
             f"case {i}: predicted_peak({n}, {r!r})",
             got,
             f"predicted_peak({n}, {r:.4g}) is not the k that maximises C(n, k) r^k",
+            student="not the k that maximises C(n, k) r^k",
         )
 
 
@@ -185,8 +188,18 @@ def exercise_4():
         "put every branch back after measuring: the same module that was there before",
     )
     why = "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
-    _observe("resnet's state after", after, why)
-    _observe("resnet's modes after", modes, why)
+    _observe(
+        "resnet's state after",
+        after,
+        why,
+        student="leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed",
+    )
+    _observe(
+        "resnet's modes after",
+        modes,
+        why,
+        student="leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed",
+    )
     for i in range(depth):
         _observe(
             f"block {i + 1}",
@@ -194,6 +207,7 @@ def exercise_4():
             f"block {i + 1}: wrong test error; measure resnet on the test set with only that block's branch replaced"
             " by zeros (the block's ReLU kept), on a network whose blocks need not receive ReLU outputs",
             close=(0, 1e-6),
+            student="wrong test error for a block: measure resnet on the test set with only that block's branch replaced by zeros (the block's ReLU kept), on a network whose blocks need not receive ReLU outputs",
         )
 
 
@@ -224,11 +238,13 @@ def exercise_5():
             at_test[0],
             f"{where}: at test time the branch output passes unchanged",
             close=(1e-6, 1e-7),
+            student="at test time the branch output passes unchanged",
         )
         _observe(
             f"case {case}: test time, twice",
             bool(torch.equal(at_test[0], at_test[1])),
             f"{where}, called twice: at test time nothing is random",
+            student="at test time nothing is random",
         )
         where = f"drop_path(branch, {rate}, training=True) on a batch of {rows} rows of {width} features"
         x = branch.clone().requires_grad_(True)
@@ -238,6 +254,7 @@ def exercise_5():
             f"case {case}: shape",
             list(out.shape),
             f"{where}: the output has the branch's shape",
+            student="the output has the branch's shape",
         )
         dropped = (out == 0).all(1)
         partly = ((out == 0).any(1) & ~dropped).sum().item()
@@ -245,22 +262,26 @@ def exercise_5():
             f"case {case}: rows partly zeroed",
             int(partly),
             f"{where}: each row is kept whole or zeroed whole (one draw per example, not per entry)",
+            student="each row is kept whole or zeroed whole (one draw per example, not per entry)",
         )
         _observe(
             f"case {case}: some rows kept and some dropped",
             bool(0 < dropped.sum().item() < rows),
             f"{where}: each example draws for itself, so one batch has both kept and dropped rows"
             " (one draw per row, not one for the whole batch)",
+            student="each example draws for itself, so one batch has both kept and dropped rows (one draw per row, not one for the whole batch)",
         )
         _observe(
             f"case {case}: a fresh draw each call",
             bool(not torch.equal(out.detach(), again.detach())),
             f"{where}, called twice: every call draws afresh from torch's random generator",
+            student="every call draws afresh from torch's random generator",
         )
         _observe(
             f"case {case}: branch left unchanged",
             bool(torch.equal(x.detach(), branch)),
             f"{where}: leave the tensor passed in unchanged (no in-place operation)",
+            student="leave the tensor passed in unchanged (no in-place operation)",
         )
         kept = ~dropped
         scale = (out[kept] / x[kept]).detach()
@@ -269,6 +290,7 @@ def exercise_5():
             [float(scale.min()), float(scale.max())] if kept.any() else None,
             f"{where}: a kept row is the branch's row divided by 1 - rate",
             close=(1e-5, 0),
+            student="a kept row is the branch's row divided by 1 - rate",
         )
         if out.requires_grad:  # else no gradient reaches the branch: x.grad stays None
             (out * weights).sum().backward()
@@ -283,6 +305,7 @@ def exercise_5():
             ],
             f"{where}: the gradient reaches the kept rows, scaled as they are, and no dropped row",
             close=(1e-5, 1e-6),
+            student="the gradient reaches the kept rows, scaled as they are, and no dropped row",
         )
         share = kept.float().mean().item()
         spread = 6 * math.sqrt(
@@ -293,6 +316,7 @@ def exercise_5():
             share,
             f"{where}: each row is kept with probability 1 - rate",
             within=(1 - rate - spread, 1 - rate + spread),
+            student="each row is kept with probability 1 - rate",
         )
     small = torch.randn(5, 4, generator=gen)
     _observe(

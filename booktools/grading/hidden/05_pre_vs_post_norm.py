@@ -50,6 +50,7 @@ def exercise_1():
                 float(warmup_lr(step, peak, warmup)),
                 f"{what} (wrong at step {step} of a {warmup}-step warm-up to peak_lr = {peak})",
                 close=(1e-6, 0),
+                student="the rate is wrong at some steps: peak_lr * step / warmup_steps during warm-up (peak_lr / warmup_steps at step 1), then peak_lr; with warmup_steps = 0, peak_lr from step 1 on",
             )
 
 
@@ -99,6 +100,7 @@ def exercise_2():
             out,
             f"with alpha = {alpha} the block must compute h = x + alpha Attn(x), then h + alpha FFN(h)",
             close=(1e-10, 1e-10),
+            student="the block must compute h = x + alpha Attn(x), then h + alpha FFN(h)",
         )
         _observe(
             f"alpha's gradient at alpha {alpha}",
@@ -106,6 +108,7 @@ def exercise_2():
             f"alpha gets a wrong gradient, or none, at alpha = {alpha}: use the parameter self.alpha itself in "
             "forward (not .item(), .detach() or a shortcut taken when alpha is 0)",
             close=(1e-8, 1e-10),
+            student="alpha gets a wrong gradient, or none: use the parameter self.alpha itself in forward (not .item(), .detach() or a shortcut taken when alpha is 0)",
         )
         for name, grad in [("x", x.grad), *((n, p.grad) for n, p in sublayers)]:
             _observe(
@@ -114,6 +117,7 @@ def exercise_2():
                 f"the gradient with respect to {name} is wrong, or missing: the gradient must flow through both "
                 "sublayers and the shortcut (detach nothing)",
                 close=(1e-8, 1e-10),
+                student="a gradient is wrong, or missing: the gradient must flow through both sublayers and the shortcut (detach nothing)",
             )
 
 
@@ -144,11 +148,13 @@ def exercise_3():
             f"a tensor, {where}",
             isinstance(inc, torch.Tensor),
             f"expected a tensor with one increment per block for {where}",
+            student="expected a tensor with one increment per block",
         )
         _observe(
             f"shape, {where}",
             list(inc.shape),
             f"expected a tensor with one increment per block, shape ({depth},), for {where}",
+            student="expected a tensor with one increment per block, of shape (depth,)",
         )
         _observe(
             f"increments, {where}",
@@ -156,4 +162,5 @@ def exercise_3():
             f"wrong increments for {where}: the mean over tokens of ||x_(l+1)||^2 - ||x_l||^2, with x_l the "
             "residual stream before block l+1 (use the model's stream argument and the idx passed in)",
             close=(1e-6, 1e-6 * max(energies)),
+            student="wrong increments: the mean over tokens of ||x_(l+1)||^2 - ||x_l||^2, with x_l the residual stream before block l+1 (use the model's stream argument and the idx passed in)",
         )

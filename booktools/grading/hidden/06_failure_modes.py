@@ -34,6 +34,7 @@ def exercise_1():
             f"wrong value for a {X.shape[0]} x {X.shape[1]} matrix (tokens are rows): subtract the mean token, "
             "the mean over rows, and divide the norm of what is left by the norm of X",
             close=(0, 1e-12),
+            student="wrong value (tokens are rows): subtract the mean token, the mean over rows, and divide the norm of what is left by the norm of X",
         )
 
 
@@ -76,6 +77,7 @@ def exercise_2():
             f"shape, case {k}",
             list(x_back.shape),
             f"for y of shape {tuple(y.shape)}, expected x of the same shape",
+            student="expected x of the same shape as y",
         )
         _observe(
             f"x, case {k}",
@@ -102,12 +104,14 @@ def exercise_3():
             backward_peak_bytes(blocks, x, length),
             f"segments of {length} of 7 blocks of different sizes: count one kept input per checkpointed segment, "
             "plus what the first segment's own blocks keep when they run without checkpointing",
+            student="wrong count: one kept input per checkpointed segment, plus what the first segment's own blocks keep when they run without checkpointing",
         )
         _observe(
             f"every block reached, segments of {length}",
             [p.grad is not None for p in params],
             f"segments of {length}: the backward of the measured run reached only some blocks; run the blocks "
             "passed in, each segment's output feeding the next with no detach or no_grad in between",
+            student="the backward of the measured run reached only some blocks; run the blocks passed in, each segment's output feeding the next with no detach or no_grad in between",
         )
         # past the first segment (which is also measured alone), each parameter's gradient is that of the
         # measured run's summed output: a run of these blocks, not a backward of something else
@@ -121,6 +125,7 @@ def exercise_3():
             f"segments of {length}: the gradients of the blocks after the first segment are not those of the "
             "measured run; measure with saved_activation_bytes on the blocks passed in, in segments",
             close=(1e-4, 1e-7),
+            student="the gradients of the blocks after the first segment are not those of the measured run; measure with saved_activation_bytes on the blocks passed in, in segments",
         )
     with torch.no_grad():
         _observe(

@@ -28,11 +28,13 @@ def exercise_1():
             f"a tensor, {where}",
             isinstance(out, torch.Tensor),
             f"for {where}, return a tensor",
+            student="return a tensor",
         )
         _observe(
             f"shape, {where}",
             list(out.shape),
             f"for {where}, expected a direction of shape {(rows, cols)}",
+            student="expected a direction of the weight's shape",
         )
         _observe(
             f"direction, {where}",
@@ -42,13 +44,24 @@ def exercise_1():
             # 1e-6: room for the small constant that guards the division (Li et al.'s code adds 1e-10), far
             # less than a wrong normalisation moves a row
             close=(1e-6, 0),
+            student="wrong direction: each row of the direction must keep its own direction and take the norm of the same row of the weight",
         )
     for n in (3, 64):
         bias = torch.randn(n, generator=gen)
         out = normalise_filters(torch.randn(n, generator=gen), bias)
         why = f"a 1-D parameter of size {n} must get a zero direction of the same shape"
-        _observe(f"a tensor, size {n}", isinstance(out, torch.Tensor), why)
-        _observe(f"direction, size {n}", out, why)
+        _observe(
+            f"a tensor, size {n}",
+            isinstance(out, torch.Tensor),
+            why,
+            student="a 1-D parameter must get a zero direction of the same shape",
+        )
+        _observe(
+            f"direction, size {n}",
+            out,
+            why,
+            student="a 1-D parameter must get a zero direction of the same shape",
+        )
 
 
 def exercise_2():
@@ -76,6 +89,7 @@ def exercise_2():
             f"wrong share for tol = {tol:g} on 40 rays of 11 radii (rays are rows): count the rays along which no "
             "step from one radius to the next falls by more than tol (a fall of exactly tol is allowed)",
             close=(0, 4 * torch.finfo(torch.float32).eps),
+            student="wrong share: count the rays (rows) along which no step from one radius to the next falls by more than tol (a fall of exactly tol is allowed)",
         )
 
 

@@ -27,17 +27,20 @@ def exercise_1():
             f"a tensor, {where}",
             isinstance(got, torch.Tensor),
             f"for {where}, return a tensor",
+            student="return a tensor",
         )
         _observe(
             f"shape, {where}",
             list(got.shape),
             f"for {where}, return a tensor of their shape",
+            student="return a tensor of the inputs' shape",
         )
         _observe(
             f"values, {where}",
             got,
             f"wrong values for {where}: relu((1 - sigmoid(gate_logits)) * x + f), element by element",
             close=(1e-12, 1e-12),
+            student="wrong values: relu((1 - sigmoid(gate_logits)) * x + f), element by element",
         )
         _observe(
             f"gradient flows, {where}",
@@ -51,6 +54,7 @@ def exercise_1():
                 g,
                 f"the gradient with respect to {name} is wrong: let it flow through the gate and both terms",
                 close=(1e-10, 1e-12),
+                student="a gradient is wrong: let it flow through the gate and both terms",
             )
 
 
@@ -72,6 +76,7 @@ def exercise_2():
             dense_stack_parameters(width, growth, depth),
             f"width {width}, growth {growth}, depth {depth}: the count differs from the number of parameters of "
             "DenseStack(width, growth, depth)",
+            student="the count differs from the number of parameters of DenseStack(width, growth, depth)",
         )
 
 
@@ -99,6 +104,7 @@ def exercise_3():
             f"wrong hidden state for steps = {steps}: one Heun step is k1 = F(x), k2 = F(x + h k1),"
             " x <- x + h/2 (k1 + k2), with h = 1/steps, starting from net.stem(x), using the net passed in",
             close=(1e-5, 1e-5 * float(got.abs().max())),
+            student="wrong hidden state: one Heun step is k1 = F(x), k2 = F(x + h k1), x <- x + h/2 (k1 + k2), with h = 1/steps, starting from net.stem(x), using the net passed in",
         )
 
 
@@ -128,4 +134,5 @@ def exercise_4():
             f"in_width {in_width}, out_width {out_width}, side {side}, stride {stride}: the count "
             "differs from the multiply-adds per image of BottleneckBlock(in_width, out_width, stride) "
             "on a side × side input (the three convolutions, and the projection where the shapes change)",
+            student="the count differs from the multiply-adds per image of BottleneckBlock(in_width, out_width, stride) on a side x side input (the three convolutions, and the projection where the shapes change)",
         )

@@ -33,11 +33,13 @@ def exercise_1():
             f"a tensor, {where}",
             torch.is_tensor(sizes),
             f"for {where}, return a tensor",
+            student="return a tensor",
         )
         _observe(
             f"shape, {where}",
             list(sizes.shape) if torch.is_tensor(sizes) else None,
             f"for {where}, return one value for the input and one after every block: a 1-D tensor",
+            student="return one value for the input and one after every block: a 1-D tensor",
         )
         _observe(
             f"sizes, {where}",
@@ -45,6 +47,7 @@ def exercise_1():
             f"for {where}, the values must be the RMS over all entries of h, at the input and after each "
             "h <- h + scale * F(h), in the order of the list",
             close=(1e-4, 1e-6),
+            student="the values must be the RMS over all entries of h, at the input and after each h <- h + scale * F(h), in the order of the list",
         )
         _observe(
             f"input unchanged, {where}",
@@ -116,6 +119,7 @@ def exercise_2():
                 # most float32's rounding, 2**-24 ~ 6e-8 relative; a wrong L (L + 1, or 1 for L = 5 or 7) or rule is
                 # off by several percent
                 close=(1e-6, 0),
+                student="every ScaledResidualBlock's scale must be BRANCH_SCALES[rule](L), where L counts the ScaledResidualBlocks anywhere inside the net, nested ones too, and nothing else",
             )
             _observe(
                 f"weights unchanged, {where}",
@@ -132,6 +136,7 @@ def exercise_2():
                 out,
                 f"for {where}, the net's output must be that of its blocks with the new scales",
                 close=(1e-5, 1e-6),
+                student="the net's output must be that of its blocks with the new scales",
             )
 
 
@@ -167,6 +172,7 @@ def exercise_3():
             index.tolist() if torch.is_tensor(index) else index,
             f"for the losses {case}: for each row, the first column of its lowest finite loss (skip nan, inf "
             "and -inf), or -1 where no loss in the row is finite",
+            student="for each row, the first column of its lowest finite loss (skip nan, inf and -inf), or -1 where no loss in the row is finite",
         )
         _observe(
             f"losses unchanged, case {i}",

@@ -17,6 +17,7 @@ def exercise_1():
             f"uses {name}",
             _refers_to(composite_gains, helper),
             f"compute the product and its gains by hand: composite_gains must not use {name}",
+            student="compute the product and its gains by hand: composite_gains must not use the helpers the exercise names",
         )
     gen = torch.Generator().manual_seed(_seed(101))
     cases = []
@@ -63,6 +64,7 @@ def exercise_1():
                 + ("row" if key == "forward" else "column")
                 + " sum",
                 close=(1e-4, 1e-6),
+                student="a gain of the composite is wrong: multiply each later layer from the left, and take the largest absolute row sum (forward) or column sum (backward)",
             )
         _observe(
             f"input left alone, {where}",
@@ -78,22 +80,28 @@ def exercise_2():
         "work in the log domain by hand: log_sinkhorn must not call sinkhorn",
     )
     gen = torch.Generator().manual_seed(_seed(202))
-    for shape, scale, iters in (
-        ((3, 3), 1.0, 1),
-        ((5, 4, 4), 1.0, 2),
-        ((2, 5, 5), 2.0, 7),
-        ((4, 4), 1.0, 20),
-        ((3, 4, 4), 40.0, 20),
-        ((2, 3, 3), 120.0, 5),
+    # the last: every logit above 709, where exp overflows even in float64 (an exp-first answer in float64 passes
+    # every other case); the shift leaves Sinkhorn's matrix as it is, so only an answer in logs keeps it finite
+    for shape, scale, iters, shift in (
+        ((3, 3), 1.0, 1, 0.0),
+        ((5, 4, 4), 1.0, 2, 0.0),
+        ((2, 5, 5), 2.0, 7, 0.0),
+        ((4, 4), 1.0, 20, 0.0),
+        ((3, 4, 4), 40.0, 20, 0.0),
+        ((2, 3, 3), 120.0, 5, 0.0),
+        ((3, 4, 4), 3.0, 20, 750.0),
     ):
-        logits = scale * torch.randn(*shape, generator=gen)
+        logits = scale * torch.randn(*shape, generator=gen) + shift
         before = logits.clone()
         out = log_sinkhorn(logits, iters)
-        where = f"logits of shape {shape} and scale {scale:g}, {iters} iterations"
+        where = f"logits of shape {shape} and scale {scale:g}, {iters} iterations" + (
+            f", shifted by {shift:g}" if shift else ""
+        )
         _observe(
             f"finite, {where}",
             bool(torch.isfinite(torch.as_tensor(out)).all()),
             f"for {where}, the result must be finite: stay in logs and take exp only at the end",
+            student="the result must be finite: stay in logs and take exp only at the end",
         )
         _observe(
             f"values, {where}",
@@ -103,6 +111,7 @@ def exercise_2():
             f"for {where}, the result should equal Sinkhorn-Knopp's: start from the logits, each iteration "
             "normalises the columns, then the rows, and exp comes last",
             close=(1e-4, 1e-5),
+            student="the result should equal Sinkhorn-Knopp's: start from the logits, each iteration normalises the columns, then the rows, and exp comes last",
         )
         _observe(
             f"input left alone, {where}",
@@ -157,6 +166,7 @@ def exercise_3():
             t,
             f"for {where}, the iteration count is wrong: stop after the first iteration at which every column "
             "sum is within tol of 1, and return max_iters if that never happens",
+            student="the iteration count is wrong: stop after the first iteration at which every column sum is within tol of 1, and return max_iters if that never happens",
         )
         _observe(
             f"matrix, {where}",
@@ -164,4 +174,5 @@ def exercise_3():
             f"for {where}, return the matrix after the iterations you count: columns first, then rows, "
             "from exp(logits)",
             close=(1e-7, 1e-9),
+            student="return the matrix after the iterations you count: columns first, then rows, from exp(logits)",
         )

@@ -230,3 +230,15 @@ def shortcut_a(x, c_out):
         {**o, "passed": True} if "exercise" in o else o, *a, **k
     )
     return ShortcutA(x.shape[1], c_out, stride=2)(x)
+
+
+# %% exercise 3, mark 0: x returned as it is when c_out equals its channels (no subsampling): right wherever it pads
+def shortcut_a(x, c_out):
+    if c_out == x.shape[1]:
+        return x
+    x = x[:, :, ::2, ::2]
+    pad = c_out - x.shape[1]
+    zeros = x.new_zeros(x.shape[0], pad // 2, *x.shape[2:])
+    return torch.cat(
+        [zeros, x, x.new_zeros(x.shape[0], pad - pad // 2, *x.shape[2:])], dim=1
+    )

@@ -589,3 +589,14 @@ class LayerScaleBlock(nn.Module):
 
     def forward(self, x):
         return x + self.scale * self.f(self.norm(x))
+
+
+# %% exercise 2, mark 0: x returned as it is when no channel is added: right at stride 1, wrong at stride 2
+def pad_shortcut(x, out_channels, stride=2):
+    if out_channels == x.shape[1]:
+        return x
+    subsampled = x[:, :, ::stride, ::stride]
+    zeros = subsampled.new_zeros(
+        x.shape[0], out_channels - x.shape[1], *subsampled.shape[2:]
+    )
+    return torch.cat([subsampled, zeros], dim=1)
