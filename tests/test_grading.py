@@ -717,7 +717,8 @@ def hogs(n: int) -> list:
 def test_marks_under_load_equal_marks_at_rest(tmp_path_factory):
     """Each cell of a submission may run 10 times as long as the same cell of the reference took in the same grading
     run (at least a floor, here 2 s so that the toy's 0.8 s of CPU matters): a machine busy with other work slows
-    both alike. With a fixed 2 s limit, the busy run loses exercise 1 (seen when this test was written)."""
+    both alike. With a fixed limit instead (3.5 s, timeout_multiple=0), the same toy scored 3/3 at rest and 0/3
+    under the hog, the interrupt leaving torch half-initialised for the later tests (seen when this was written)."""
     import os
 
     toy = toy_chapter(
@@ -730,7 +731,7 @@ def test_marks_under_load_equal_marks_at_rest(tmp_path_factory):
     nbformat.write(toy_notebook(*SLOW_TEMPLATE[:2], *SLOW_FULL), folder / "ada.ipynb")
     options = dict(timeout=120, jobs=1, sandbox=False, timeout_floor=2, **toy)
     (quiet,) = grade(folder, "99_toy", **options)
-    busy = hogs(4 * (os.cpu_count() or 2))
+    busy = hogs(2 * (os.cpu_count() or 2))  # 2 per core: the kernel gets a third of one
     try:
         (loaded,) = grade(folder, "99_toy", **options)
     finally:
