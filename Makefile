@@ -58,11 +58,13 @@ CDN_MIRROR    := $(VENV)/cdn-mirror
 browser: browser-deps
 	RC_BROWSER=1 $(PY) -m pytest -p no:cacheprovider -n 2 --dist loadscope tests/test_browser.py
 
-# The whole book as one PDF, _build/html/residual-connections.pdf (the site links it), printed offline from the
-# built site by the same Chromium (booktools/build/pdf.py), then read back by tests/test_pdf.py. After `make book`.
+# The whole book as one PDF, printed offline from the built site by the same Chromium (booktools/build/pdf.py) into
+# _build/pdf/, read back by tests/test_pdf.py, and only then published: copied to _build/html/residual-connections.pdf
+# and put in every page's download menu. After `make book` (about 3 minutes); CI builds it for the site it deploys.
 pdf: browser-deps
 	$(PY) -m booktools.build.pdf
 	RC_PDF=1 $(PY) -m pytest -q -p no:cacheprovider tests/test_pdf.py
+	$(PY) -m booktools.build.pdf --publish
 
 browser-deps: venv
 	cmp -s tests/browser/requirements.txt $(BROWSER_STAMP) || { \
