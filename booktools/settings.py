@@ -18,6 +18,8 @@ SHARED = ROOT / "notebooks" / "shared"
 HIDDEN = ROOT / "booktools" / "grading" / "hidden"
 # answers each hidden test must mark right (booktools/grading/mutation.py)
 MUTANTS = ROOT / "booktools" / "grading" / "mutants"
+# every code cell each chapter's student versions have held (booktools/grading/published.py)
+PUBLISHED = ROOT / "booktools" / "grading" / "published"
 REPRODUCIBILITY = ROOT / "book" / "reproducibility.md"
 # `make seeds`' raw records, one per chapter (booktools/measure/seeds.py); summaries go to book/sweeps/
 SWEEP_RECORDS = ROOT / "_build" / "seeds"

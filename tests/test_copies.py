@@ -104,6 +104,24 @@ def test_student_version_hides_solutions_and_outputs(notebook_path):
     )
 
 
+def test_every_cell_of_the_student_version_is_published(notebook_path):
+    """`make student` records a fingerprint of each code cell it writes (booktools/grading/published/), so that
+    grading knows it when a later edition changes it; the file only grows."""
+    from booktools.grading.published import fingerprint, published
+
+    student = read_notebook(STUDENT_DIR / notebook_path.name)
+    missing = [
+        c.id
+        for c in student.cells
+        if c.cell_type == "code"
+        and c.source.strip()
+        and fingerprint(c.source) not in published(notebook_path.stem)
+    ]
+    assert not missing, (
+        f"cells not in booktools/grading/published (make student): {missing}"
+    )
+
+
 def copies(notebook_path) -> list:
     return [COLAB_DIR / notebook_path.name, STUDENT_DIR / notebook_path.name]
 

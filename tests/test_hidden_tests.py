@@ -76,12 +76,12 @@ def test_the_reference_solutions_submitted_are_neither_flagged_nor_held(
 ):
     """The instructor notebook graded as a submission: every answer is spliced in, none flagged or held (the scan,
     and the helpers each exercise forbids, named anywhere in the answer)."""
-    from booktools.grading.grade import chapter_cells
+    from booktools.grading.grade import known_cells
     from booktools.grading.splice import rebuild
 
     source, numbers = exercises(notebook_path.stem)
     template = read_notebook(STUDENT_DIR / notebook_path.name)
-    known = chapter_cells(notebook_path.stem)
+    known = known_cells(notebook_path.stem)
     _, answers, flags = rebuild(template, read_notebook(notebook_path), known=known)
     assert not flags and set(numbers) <= set(answers), (flags, sorted(answers, key=str))
     held = {k: r for k, r in suspicions(answers, template, source).items() if r}
@@ -93,17 +93,18 @@ EDITIONS = Path(__file__).parent / "editions"
 
 def test_a_submission_made_from_an_earlier_student_version_still_grades():
     """tests/editions/ holds the code cells of chapter 02's student version as it was before the Colab forms (no
-    `#@title` lines, the machines' `if HEADLESS:` cells, the longer header on copied cells). Answered there with the
-    reference solutions, it is graded against today's student version: every answer is found and nothing is
-    flagged; answered nowhere, nothing is found. A cell edited outside the answers is still flagged."""
-    from booktools.grading.grade import chapter_cells
+    `#@title` lines, the machines' `if HEADLESS:` cells, the longer header on copied cells, the self-checks since
+    rewritten). Answered there with the reference solutions, it is graded against today's student version: every
+    answer is found and nothing is flagged, since booktools/grading/published/ knows every cell a student version
+    has held; answered nowhere, nothing is found. A cell edited outside the answers is still flagged."""
+    from booktools.grading.grade import known_cells
     from booktools.grading.splice import STUB, rebuild
 
     chapter = "02_identity_and_zero_init"
     old = read_notebook(EDITIONS / f"{chapter}.ipynb")
     template = read_notebook(STUDENT_DIR / f"{chapter}.ipynb")
     _, numbers = exercises(chapter)
-    known = chapter_cells(chapter)
+    known = known_cells(chapter)
     assert any(c.source.startswith("if HEADLESS:") for c in old.cells)
     assert not any("#@title" in c.source for c in old.cells)
     _, answers, flags = rebuild(template, old, known=known)

@@ -4,7 +4,8 @@ and notebooks/student/NN_topic.ipynb, its student version, made from that copy.
 In each student version every `### BEGIN SOLUTION` ... `### END SOLUTION` region becomes
 `raise NotImplementedError("Exercise N (<its title>): replace this line with your solution.")`, in plain
 text, and its cell opens unfolded; every output is cleared, the self-checks stay, and the Colab badge and the
-"Next" link point at the student copies. A first cell says how to work: Run all, edit only the stubs, keep the
+"Next" link point at the student copies; booktools/grading/published/ keeps a fingerprint of every code cell,
+so that grading knows the cells of earlier student versions. A first cell says how to work: Run all, edit only the stubs, keep the
 self-checks, what done looks like, and how to hand in.
 Usage: python -m booktools.build.student [notebooks/NN_topic.ipynb ...]   (default: every chapter)
 """
@@ -17,7 +18,7 @@ import nbformat
 
 from booktools.build.badges import BADGE, COLAB_LINK
 from booktools.build.colab import colab_version, unfold, write_colab_versions
-from booktools.grading import splice
+from booktools.grading import published, splice
 from booktools.settings import COLAB_DIR, NOTEBOOKS, ROOT, STUDENT_DIR, colab_url
 
 SOLUTION = re.compile(
@@ -134,10 +135,11 @@ def write_student_versions(
     out_dir.mkdir(parents=True, exist_ok=True)
     for path in notebooks:
         target = out_dir / path.name
-        nbformat.write(
-            student_version(nbformat.read(path, as_version=4), path.name), target
-        )
+        student = student_version(nbformat.read(path, as_version=4), path.name)
+        nbformat.write(student, target)
         written.append(target)
+        if out_dir == STUDENT_DIR and published.record(path.stem, [student]):
+            written.append(published.path_of(path.stem))
     return written
 
 

@@ -37,6 +37,7 @@ from booktools.grading.cells import (
     self_checks,
 )
 from booktools.grading.judge import reference_problems, score
+from booktools.grading.published import published
 from booktools.grading.sandbox import (
     FOLDER,
     GRADE_CPU_SECONDS,
@@ -48,7 +49,7 @@ from booktools.grading.sandbox import (
     sandbox_problem,
 )
 from booktools.grading.scan import suspicions
-from booktools.grading.splice import rebuild
+from booktools.grading.splice import fingerprint, rebuild
 from booktools.settings import GRADE_CELL_TIMEOUT, GRADE_MEMORY_GB, HIDDEN, headless
 
 
@@ -70,17 +71,18 @@ def instructor_notebook(chapter: str) -> Path:
     return path
 
 
-def chapter_cells(chapter: str) -> tuple:
-    """The chapter's own code cells, solutions left out: what earlier student versions held verbatim (a cell
-    that a later edition folds as a Colab form, or drops as the machines' own), so not an edit (splice.rebuild)."""
+def known_cells(chapter: str) -> frozenset:
+    """Fingerprints of the cells that are not a student's edits besides the template's: every cell an earlier
+    student version of the chapter held (published.py), and the chapter's own cells, solutions left out."""
     path = next((p for p in settings.NOTEBOOKS if p.stem == chapter), None)
-    if path is None:  # a chapter made for a test
-        return ()
-    return tuple(
-        cell.source
-        for cell in nbformat.read(path, as_version=4).cells
+    own = (
+        nbformat.read(path, as_version=4).cells if path is not None else []
+    )  # none for a chapter made for a test
+    return published(chapter) | {
+        fingerprint(cell.source)
+        for cell in own
         if cell.cell_type == "code" and "solution" not in cell.metadata.get("tags", [])
-    )
+    }
 
 
 # A submission's cell may run TIMEOUT_MULTIPLE times as long as the same cell of the reference solutions took in the
@@ -207,7 +209,7 @@ def run_submission(
         run["invalid"] = True
         return run
     pristine = template_of(chapter, template)
-    nb, answers, flags = rebuild(pristine, submitted, known=chapter_cells(chapter))
+    nb, answers, flags = rebuild(pristine, submitted, known=known_cells(chapter))
     suspect = suspicions(answers, pristine, source)
     flags += [f"exercise {key}: {why}" for key, whys in suspect.items() for why in whys]
     if not run_flagged:

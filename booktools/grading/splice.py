@@ -5,10 +5,11 @@ A student's answers are the code that replaces each `raise NotImplementedError("
 text before and after the stub must be unchanged), and the cells tagged `answer` (such as chapter 02's
 `PREDICTION`). Every other cell comes from the template, so a cell that patches `json.dumps`, installs an IPython
 input transformer or redefines a helper is never run. An edit outside the answers becomes a flag in grades.csv.
-A Colab form's title line is not code (Colab may rewrite it), and a cell of the chapter itself, as an earlier
-edition of the student version held it (`known`), is not an edit.
+A Colab form's title line is not code (Colab may rewrite it), and a cell that an earlier student version held
+(`known`, fingerprints from published.py) is not an edit.
 """
 
+import hashlib
 import re
 
 import nbformat
@@ -22,6 +23,11 @@ STUB = re.compile(
 ANSWER_TAG = "answer"
 # A Colab form's title line (booktools/build/colab.py writes `#@title`; Colab may write `# @title`).
 FORM_TITLE = re.compile(r"^[ \t]*#[ \t]*@title\b.*$")
+
+
+def fingerprint(source: str) -> str:
+    """A cell's text as rebuild compares it, hashed: what published.py records of every student version."""
+    return hashlib.sha256(lines(source).encode()).hexdigest()[:16]
 
 
 def lines(text: str) -> str:
@@ -55,12 +61,12 @@ def answer_name(source: str) -> str | None:
 
 
 def rebuild(
-    template, submission, held: frozenset = frozenset(), known: tuple = ()
+    template, submission, held: frozenset = frozenset(), known: frozenset = frozenset()
 ) -> tuple:
     """(notebook to run, {exercise number: the student's code}, flags): the template with the answers spliced in,
     except those of the exercises (and `answer NAME` cells) in `held`, whose template cells stay: a held answer
-    never runs. `known`: the sources of other cells that are not edits (the chapter's own, which earlier editions
-    of the student version held)."""
+    never runs. `known`: the fingerprints (published.fingerprint) of other cells that are not edits: those of
+    earlier student versions."""
     nb = nbformat.from_dict(template)  # a copy
     submitted = [c.source for c in submission.cells if c.cell_type == "code"]
     normalised = [lines(s) for s in submitted]
@@ -105,11 +111,13 @@ def rebuild(
                 if f"answer {name}" not in held:
                     cell.source = submitted[candidates[-1]]
     template_code = {lines(c.source) for c in template.cells if c.cell_type == "code"}
-    template_code |= {lines(source) for source in known}
     edited = [
         j
         for j, s in enumerate(normalised)
-        if j not in used and s and s not in template_code
+        if j not in used
+        and s
+        and s not in template_code
+        and fingerprint(submitted[j]) not in known
     ]
     if edited:
         flags.append(
