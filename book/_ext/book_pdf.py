@@ -1,6 +1,9 @@
 """A Sphinx extension (loaded from _config.yml): every page's download menu offers the whole book as one PDF,
-residual-connections.pdf at the site's root, which `make pdf` prints from the built site (booktools/build/pdf.py).
-The theme's own ".pdf" entry stays: it prints the page at hand."""
+residual-connections.pdf at the site's root, which `make pdf` prints from the built site (booktools/build/pdf.py)
+and publishes there, adding this entry to pages built before it. A build without the PDF does not offer it, so no
+page links a file the build did not make. The theme's own ".pdf" entry stays: it prints the page at hand."""
+
+from pathlib import Path
 
 BOOK_PDF = "residual-connections.pdf"
 
@@ -21,7 +24,7 @@ def add_book_pdf(buttons: list, url: str) -> None:
 
 
 def on_page(app, pagename, templatename, context, doctree):
-    if "pathto" in context:
+    if "pathto" in context and (Path(app.outdir) / BOOK_PDF).exists():
         add_book_pdf(context.get("header_buttons", []), context["pathto"](BOOK_PDF, 1))
 
 
