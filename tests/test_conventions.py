@@ -453,7 +453,9 @@ def test_citations_and_terms_exist(notebook_path):
         )
     glossary = (ROOT / "book" / "glossary.md").read_text()
     # {term}`residual stream` and {term}`streams <residual stream>` both name an entry
-    terms = re.findall(r"\{term\}`(?:[^`<]*<(?P<target>[^>`]+)>|(?P<plain>[^`<]+))`", text)
+    terms = re.findall(
+        r"\{term\}`(?:[^`<]*<(?P<target>[^>`]+)>|(?P<plain>[^`<]+))`", text
+    )
     assert terms or "{term}" not in text
     for target, plain in terms:
         term = (target or plain).strip()
