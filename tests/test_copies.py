@@ -128,7 +128,7 @@ def copies(notebook_path) -> list:
 
 def test_copies_fold_what_the_book_folds_as_colab_forms(notebook_path):
     """Colab's form behaviour: a code cell whose metadata has `cellView: "form"` shows the title of its first
-    line, `#@title ...`, and its output, and hides its code behind "Show code". Every cell the book folds
+    line, `# @title ...` (as Colab and ruff write it), and its output, and hides its code behind "Show code". Every cell the book folds
     (`hide-input`) and every live-controls cell is such a form in both copies, titled with what it holds;
     JupyterLab folds it too (`jupyter.source_hidden`). In the student version the exercise cells are the
     exception: they open unfolded, and nothing else is a form."""
@@ -154,13 +154,13 @@ def test_copies_fold_what_the_book_folds_as_colab_forms(notebook_path):
             )
             if is_form:
                 title = re.fullmatch(
-                    r"#@title Show code: (?P<what>\S.{2,110})",
+                    r"# @title Show code: (?P<what>\S.{2,110})",
                     cell.source.split("\n")[0],
                 )
                 assert title, f"{where}: its first line names what it holds"
                 assert cell.cell_type == "code"
                 assert cell.metadata["jupyter"]["source_hidden"] is True
-                assert "#@title" not in cell.source.split("\n", 1)[1], where
+                assert "@title" not in cell.source.split("\n", 1)[1], where
             else:
                 assert not FORM_TITLE.search(cell.source), f"{where}: a title, no form"
 

@@ -93,7 +93,7 @@ EDITIONS = Path(__file__).parent / "editions"
 
 def test_a_submission_made_from_an_earlier_student_version_still_grades():
     """tests/editions/ holds the code cells of chapter 02's student version as it was before the Colab forms (no
-    `#@title` lines, the machines' `if HEADLESS:` cells, the longer header on copied cells, the self-checks since
+    `# @title` lines, the machines' `if HEADLESS:` cells, the longer header on copied cells, the self-checks since
     rewritten). Answered there with the reference solutions, it is graded against today's student version: every
     answer is found and nothing is flagged, since booktools/grading/published/ knows every cell a student version
     has held; answered nowhere, nothing is found. A cell edited outside the answers is still flagged."""
@@ -106,7 +106,7 @@ def test_a_submission_made_from_an_earlier_student_version_still_grades():
     _, numbers = exercises(chapter)
     known = known_cells(chapter)
     assert any(c.source.startswith("if HEADLESS:") for c in old.cells)
-    assert not any("#@title" in c.source for c in old.cells)
+    assert not any("@title" in c.source for c in old.cells)
     _, answers, flags = rebuild(template, old, known=known)
     assert not flags, flags
     assert all(STUB.search(answers[n]) for n in numbers), "the stubs, untouched"
@@ -128,7 +128,7 @@ def test_a_submission_made_from_an_earlier_student_version_still_grades():
 
 
 def test_a_colab_form_title_is_not_code():
-    """Colab writes `# @title` where the copies have `#@title`; a student may delete the line."""
+    """Colab and ruff write `# @title`, older Colab `#@title`; a student may delete the line."""
     from booktools.grading.splice import lines
 
     body = "def f(x):\n    return x"

@@ -14,7 +14,7 @@ and dead links. The copy is the same notebook, outputs included, with its markdo
 - a relative link becomes an absolute link to the page on the published site (`html.baseurl` in _config.yml).
 Its code cells are rewritten for a student who opens it in Colab:
 - every cell the book folds (`hide-input`), and every live-controls cell the book leaves out, becomes a Colab
-  form: `cellView: "form"` and a first line `#@title Show code: <what it holds>`, so that Colab (and JupyterLab,
+  form: `cellView: "form"` and a first line `# @title Show code: <what it holds>`, so that Colab (and JupyterLab,
   through `source_hidden`) shows its title and its output, and the code a click away;
 - a cell that only the machines run (tagged `remove-cell`, one `if HEADLESS:` block that tries a slider's far
   corner) is dropped;
@@ -276,7 +276,7 @@ def form_title(source: str, figure: int | None = None, solution: bool = False) -
 def as_form(cell: nbformat.NotebookNode, figure: int | None = None) -> None:
     """Make `cell` a Colab form with a title that names what it holds, folded in Colab and in JupyterLab."""
     title = form_title(cell.source, figure, "solution" in tags(cell))
-    cell.source = f"#@title Show code: {title}\n{cell.source}"
+    cell.source = f"# @title Show code: {title}\n{cell.source}"
     cell.metadata["cellView"] = "form"
     cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
 

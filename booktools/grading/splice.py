@@ -21,7 +21,7 @@ STUB = re.compile(
 
 
 ANSWER_TAG = "answer"
-# A Colab form's title line (booktools/build/colab.py writes `#@title`; Colab may write `# @title`).
+# A Colab form's title line: `# @title` (booktools/build/colab.py, Colab, ruff) or `#@title` (older Colab).
 FORM_TITLE = re.compile(r"^[ \t]*#[ \t]*@title\b.*$")
 
 
