@@ -18,12 +18,16 @@ pages, every block between `% BEGIN MODEL ANSWERS` and `% END MODEL ANSWERS` is 
 it was left out. Every Colab link, and each chapter's Colab button, opens the student version instead of the
 Colab copy (which holds the solutions), and each chapter's download is its student version. The self-checks
 lose their outputs too: what the reference solution made them print is the measurement that an exercise's
-"Predict first" part is compared with. A solution region
-that the site still shows stops the build (`leaks`).
+"Predict first" part is compared with. A solution region that the built site still shows, in a page, the search
+index or a download, stops the build (`leaks`).
 
-What it does not stop: the repository, its history and its Colab copies stay public, and so do the student
-versions' links to it; the instructors' page, without its model answers, still explains how grading works.
+What it does not stop (the instructors' page says so): the public site, the repository, its history and its
+Colab copies stay where they are, one click from the student versions that the copy links; the whole-book PDF
+that the download menu offers is printed from _build/html only (`make pdf`), so the copy's link to it is dead;
+and where a chapter itself shows the code an exercise asks for (in a helper the exercise forbids), so does
+the copy.
 Usage: python -m booktools.build.no_solutions [--tree DIR] [--html DIR] [--baseurl URL] [--no-build]
+       [--committed-outputs]
 """
 
 import argparse
