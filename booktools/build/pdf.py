@@ -89,7 +89,9 @@ SEPARATOR = "--"
 # internet) becomes its text, still a link to Colab.
 PREPARE = """() => {
   const article = document.querySelector('main article.bd-article');
-  article.querySelectorAll('details.sd-dropdown').forEach(d => { d.open = true; });
+  // the answer dropdowns: sphinx-design's, and the admonitions sphinx-togglebutton folds (the model answers)
+  article.querySelectorAll('details.sd-dropdown, details.toggle-details').forEach(d => { d.open = true; });
+  article.querySelectorAll('.admonition.toggle-hidden').forEach(a => a.classList.remove('toggle-hidden'));
   article.querySelectorAll('details.hide').forEach(d => d.remove());
   article.querySelectorAll('.jupyter-widgets, .widget-subarea').forEach(w => w.remove());
   article.querySelectorAll('button, a.headerlink, script, noscript').forEach(e => e.remove());
