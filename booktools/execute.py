@@ -36,14 +36,15 @@ def run_notebook(
     nb: nbformat.NotebookNode,
     folder: Path,
     *,
-    timeout: int = CELL_TIMEOUT,
+    timeout=CELL_TIMEOUT,
     allow_errors: bool = False,
     interrupt_on_timeout: bool = False,
     env: dict | None = None,
     prefix: list = (),
     sockets: Path | None = None,
 ) -> None:
-    """Execute `nb` in place with the pinned kernel, working in `folder`. `allow_errors`: a cell that raises leaves
+    """Execute `nb` in place with the pinned kernel, working in `folder`. `timeout`: the seconds each cell may run,
+    a number or a function of the cell. `allow_errors`: a cell that raises leaves
     its error as an output and the run goes on (otherwise nbclient's CellExecutionError). `env`: the kernel's whole
     environment (default: this process's). `prefix`: the command the kernel runs under. The kernel talks over Unix
     sockets, files in `sockets` (default: a temporary folder of their own), never TCP ports: kernels started side by
@@ -51,9 +52,11 @@ def run_notebook(
     with contextlib.ExitStack() as stack:
         if sockets is None:
             sockets = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        per_cell = timeout if callable(timeout) else None
         client = NotebookClient(
             nb,
-            timeout=timeout,
+            timeout=None if per_cell else timeout,
+            timeout_func=per_cell,
             allow_errors=allow_errors,
             interrupt_on_timeout=interrupt_on_timeout,
             kernel_name="python3",

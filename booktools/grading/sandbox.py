@@ -23,10 +23,8 @@ import tempfile
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-from traitlets.config import Config
 
-from booktools.execute import KernelUnder
+from booktools.execute import run_notebook
 from booktools.settings import GRADE_MEMORY_GB
 
 # What one sandboxed kernel may use beside its memory: CPU seconds (RLIMIT_CPU, for each of its processes: the
@@ -214,27 +212,17 @@ def execute(nb, timeout, workdir: Path, prefix: list) -> list:
     interrupted, its error left as an output, and the run goes on."""
     home = workdir / "home"
     home.mkdir()
-    per_cell = timeout if callable(timeout) else None
-    client = NotebookClient(
-        nb,
-        timeout=None if per_cell else timeout,
-        timeout_func=per_cell,
-        allow_errors=True,
-        interrupt_on_timeout=True,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(workdir)}},
-        kernel_manager_class=KernelUnder,
-        config=Config(
-            KernelUnder={
-                "prefix": [str(workdir) if part == FOLDER else part for part in prefix],
-                "transport": "ipc",
-                "ip": str(workdir / "kernel"),
-                "connection_file": str(workdir / "connection.json"),
-            }
-        ),
-    )
     try:
-        client.execute(env=kernel_environment(home))
+        run_notebook(
+            nb,
+            workdir,
+            timeout=timeout,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            env=kernel_environment(home),
+            prefix=[str(workdir) if part == FOLDER else part for part in prefix],
+            sockets=workdir,
+        )
     except Exception as err:  # the kernel died, or could not start
         why = (
             str(err)[:120]
