@@ -193,3 +193,20 @@ def toy_chapter(
 
 def stub(number: int, name: str) -> str:
     return f"def {name}(x):\n    raise NotImplementedError('Exercise {number} ({name}): replace this line.')"
+
+
+def built_site(sources: list) -> Path:
+    """_build/html, as `make book` left it: a failure under RC_REQUIRE_SITE (or a skip) where there is none, and
+    `unavailable` where a page is older than its source."""
+    html = ROOT / "_build" / "html"
+    if not (html / "index.html").exists():
+        if os.environ.get("RC_REQUIRE_SITE"):
+            pytest.fail("no built site in _build/html: run `make book`")
+        pytest.skip("no built site yet (make book builds it)")
+    for source in sources:
+        page = html / source.relative_to(ROOT).with_suffix(".html")
+        if page.exists() and page.stat().st_mtime < source.stat().st_mtime:
+            unavailable(
+                f"{page.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make book`"
+            )
+    return html

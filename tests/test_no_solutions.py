@@ -14,7 +14,13 @@ import pytest
 from booktools.build import no_solutions
 from booktools.build.exercise_table import rows
 from booktools.settings import STUDENT_DIR
-from conftest import NOTEBOOKS, ROOT, read_notebook, solution_count, unavailable
+from conftest import (
+    NOTEBOOKS,
+    ROOT,
+    built_site,
+    read_notebook,
+    solution_count,
+)
 
 INSTRUCTORS = ROOT / "book" / "instructors.md"
 SITE = ROOT / "_build" / "html"
@@ -169,17 +175,7 @@ def test_built_site_without_solutions(site_without_solutions):
 @pytest.fixture(scope="module")
 def site():
     """The normal site, _build/html, as tests/test_site.py takes it."""
-    if not (SITE / "index.html").exists():
-        if os.environ.get("RC_REQUIRE_SITE"):
-            pytest.fail("no built site in _build/html: run `make book`")
-        pytest.skip("no built site yet (make book builds it)")
-    for source in [*NOTEBOOKS, INSTRUCTORS]:
-        page = SITE / source.relative_to(ROOT).with_suffix(".html")
-        if page.exists() and page.stat().st_mtime < source.stat().st_mtime:
-            unavailable(
-                f"{page.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make book`"
-            )
-    return SITE
+    return built_site([*NOTEBOOKS, INSTRUCTORS])
 
 
 def test_normal_site_shows_what_the_build_without_solutions_removes(site):

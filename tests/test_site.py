@@ -1,31 +1,20 @@
 """Checks on the built site, _build/html. `make book` runs them right after building (RC_REQUIRE_SITE=1);
 under `make test` they are skipped when no site has been built yet."""
 
-import os
 import re
 from html.parser import HTMLParser
 
 import pytest
 
 from booktools.settings import COLAB_DIR, load_config
-from conftest import NOTEBOOKS, ROOT, colab_url, read_notebook, tags, unavailable
+from conftest import NOTEBOOKS, ROOT, built_site, colab_url, read_notebook, tags
 
 HTML = ROOT / "_build" / "html"
 
 
 @pytest.fixture(scope="module")
 def site():
-    if not (HTML / "index.html").exists():
-        if os.environ.get("RC_REQUIRE_SITE"):
-            pytest.fail("no built site in _build/html: run `make book`")
-        pytest.skip("no built site yet (make book builds it)")
-    for source in [*NOTEBOOKS, *(ROOT / "book").glob("*.md")]:
-        page = HTML / source.relative_to(ROOT).with_suffix(".html")
-        if page.exists() and page.stat().st_mtime < source.stat().st_mtime:
-            unavailable(
-                f"{page.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make book`"
-            )
-    return HTML
+    return built_site([*NOTEBOOKS, *(ROOT / "book").glob("*.md")])
 
 
 class Links(HTMLParser):
