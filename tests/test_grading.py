@@ -117,6 +117,10 @@ PROWLER = [
     for secret in {secrets!r}:
         if os.path.exists(secret):
             return -1
+    # nor the grader's own code, as an editable install of the book would put it on the path (the hidden tests too)
+    import importlib.util
+    if importlib.util.find_spec("booktools") is not None:
+        return -1
     # nor the instructor's secret phrase, which `make grade SECRET=...` also puts in MAKEFLAGS
     if any("instructor's phrase" in value for value in os.environ.values()):
         return -1
@@ -156,6 +160,7 @@ def prowler(tmp_path_factory):
     )  # an earlier run's grades
     secrets = [
         str(settings.ROOT / "notebooks" / settings.NOTEBOOKS[0].name),
+        str(settings.HIDDEN),
         str(folder / "another_student.ipynb"),
         str(toy["reference"]),
         str(folder / "grades.csv"),
@@ -219,8 +224,8 @@ def prowler(tmp_path_factory):
 
 
 def test_the_sandbox_has_no_network_its_own_home_and_a_memory_limit(prowler):
-    """Nor a way to the other runs' folders, where the other kernels' sockets are (exercise 1 answers wrong if it
-    sees one)."""
+    """Nor a way to the other runs' folders, where the other kernels' sockets are, nor to the grader's code and hidden
+    tests, as an install of the book into the venv would give (exercise 1 answers wrong if it sees one)."""
     row, reached_the_grader, written = prowler
     assert not written, f"a submission wrote outside its own folder: {written}"
     assert not reached_the_grader, "a submission connected to the grader's loopback"
