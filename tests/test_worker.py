@@ -72,8 +72,16 @@ def test_a_reply_forged_on_the_worker_s_channel_voids_the_grading(worker):
     result: the later job's nonce did not exist yet."""
     forge = """
 import json, os, struct
+def parent(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+zygote, pid = None, os.getpid()
+while pid > 1:  # the highest of its ancestors that runs zygote.py: the zygote itself, whose stdout is the channel
+    pid = parent(pid)
+    if pid > 1 and "zygote.py" in open(f"/proc/{pid}/cmdline").read():
+        zygote = pid
 frame = json.dumps({"job": 2, "nonce": "guess", "npz": ""}).encode()
-with open(f"/proc/{os.getppid()}/fd/1", "wb") as channel:
+with open(f"/proc/{zygote}/fd/1", "wb") as channel:
     channel.write(struct.pack(">Q", len(frame)) + frame)
 _result({})
 """

@@ -1,16 +1,19 @@
 """Each exercise's answer in a process of its own, where the helpers it forbids do not exist (issue #41, item 1).
 
-The job a worker (worker.py) runs for exercise N of a chapter:
-1. the hidden tests' shared helpers (hidden/_common.py) and the number made from the instructor's secret;
-2. the exercise's context: the template's cells, in the notebook's order, that bind a name the answer, the exercise's
+The job a worker (worker.py) runs for exercise N of a chapter, once for any number of answers (`records`). Its context,
+run once:
+1. the exercise's context: the template's cells, in the notebook's order, that bind a name the answer, the exercise's
    hidden test or a cell already taken names (`context_cells`): its imports, and the classes and data it builds on,
    never a cell after the answer's;
-3. the forbidden helpers (`forbidden_helpers`, and whatever of the template's code reaches one: names.reaching) taken
-   out of the namespace, then a check that no function or class of that name is still alive anywhere in the process;
+2. the forbidden helpers (`forbidden_helpers`, and whatever of the template's code reaches one: names.reaching) taken
+   out of the namespace, with every global that holds one (an instance, a subclass, a network or a list with one),
+   then a check that no function or class of that name is still alive anywhere in the process;
    each name then stands for a placeholder that fails when used (so an answer that calls one fails, and
-   `_refers_to` in the hidden test sees it named);
-4. the answer's cell, as the student wrote it inside the template's;
-5. the hidden tests, then exercise N's, whose observations go back to the grader as one JSON record.
+   `_refers_to` in the hidden test sees it named).
+Then, for each answer, in a process forked from the context:
+3. the answer's cell, as the student wrote it inside the template's;
+4. the hidden tests' shared helpers (hidden/_common.py), the number made from the instructor's secret, the hidden
+   tests, then exercise N's, whose observations go back to the grader as one JSON record.
 No other exercise's answer, no other exercise's test and nothing of the grader is in the process: a frame walk, a
 string lookup or an import finds only what the job brought.
 """
@@ -18,6 +21,7 @@ string lookup or an import finds only what the job brought.
 import ast
 import json
 import symtable
+
 import numpy as np
 
 from booktools.grading.cells import COMMON, secret_number
@@ -84,7 +88,9 @@ def imports(source: str) -> set:
     }
 
 
-def context_cells(template, upto: int, wanted: set, forbidden: set = frozenset()) -> list:
+def context_cells(
+    template, upto: int, wanted: set, forbidden: set = frozenset()
+) -> list:
     """The indices of the template's code cells before cell `upto` that the names in `wanted` need: for each name, the
     first cell that imports it, else the last cell before `upto` that binds it; then the cells the names those cells
     read need, in the notebook's order. A forbidden name takes no cell in by itself."""
@@ -95,7 +101,9 @@ def context_cells(template, upto: int, wanted: set, forbidden: set = frozenset()
         for name in binds(cell.source):
             where[name] = i  # the last binding before the answer
         for name in imports(cell.source):
-            imported.setdefault(name, i)  # an import is the same wherever it is repeated
+            imported.setdefault(
+                name, i
+            )  # an import is the same wherever it is repeated
     where |= imported
     taken, todo, seen = set(), set(wanted) - set(forbidden), set()
     while todo:
@@ -108,7 +116,7 @@ def context_cells(template, upto: int, wanted: set, forbidden: set = frozenset()
 
 
 # In the job, before the answer: what takes the forbidden helpers out, and what their names stand for after.
-ABSENT = '''
+ABSENT = """
 class _Absent:
     def __init__(self, name):
         object.__setattr__(self, "_name", name)
@@ -121,17 +129,37 @@ def _take_out(names):
     import gc as _gc
     import types as _types
 
-    for _name in names:
-        globals().pop(_name, None)
+    space = globals()
+    targets = [space[n] for n in names if n in space]
+
+    def holds(value, depth=0):  # the object, a subclass or an instance of it, a module or container with one
+        if any(value is t for t in targets):
+            return True
+        for t in targets:
+            if isinstance(t, type) and (isinstance(value, t) or (isinstance(value, type) and issubclass(value, t))):
+                return True
+        if depth > 2:
+            return False
+        if hasattr(value, "_modules") and callable(getattr(value, "modules", None)):
+            return any(holds(m, depth + 1) for m in value.modules() if m is not value)
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return any(holds(v, depth + 1) for v in list(value)[:1000])
+        if isinstance(value, dict):
+            return any(holds(v, depth + 1) for v in list(value.values())[:1000])
+        return False
+
+    for name in [k for k, v in list(space.items()) if not k.startswith("__") and holds(v)]:
+        space.pop(name)
+    del targets, holds
     _gc.collect()
     alive = sorted({o.__name__ for o in _gc.get_objects()
                     if isinstance(o, (_types.FunctionType, type)) and getattr(o, "__name__", None) in names
                     and getattr(getattr(o, "__code__", None), "co_filename", "<job>") == "<job>"})
     if alive:
         raise RuntimeError(f"the context still holds {alive}: it cannot be graded in isolation")
-    for _name in names:
-        globals()[_name] = _Absent(_name)
-'''
+    for name in names:
+        space[name] = _Absent(name)
+"""
 
 DRIVER = """
 _OBSERVED.clear()
@@ -145,39 +173,44 @@ _result({{"record": _json.dumps({{"exercise": {n}, "observed": _OBSERVED, "error
 """
 
 
-def job_source(
-    template,
-    cell: int,
-    answer: str,
-    number: int,
-    hidden_source: str,
-    secret: str | None,
-    chapter: str,
-) -> str:
-    """The code a worker runs to grade exercise `number`, whose answer, `answer`, takes the place of template cell
-    `cell`."""
-    forbidden = reaching(template, forbidden_helpers(hidden_source).get(number, set()))
-    tree = ast.parse(hidden_source)
+def test_reads(hidden_source: str, number: int) -> set:
+    """The global names exercise `number`'s hidden test reads, with the private helpers it calls and what they read,
+    and what the hidden tests' definitions read when they are defined (decorators) and their shared helpers read."""
     helpers = {
         node.name: ast.get_source_segment(hidden_source, node)
-        for node in tree.body
+        for node in ast.parse(hidden_source).body
         if isinstance(node, ast.FunctionDef)
     }
-    wanted, todo = set(), [f"exercise_{number}"]
-    while todo:  # the test and the private helpers it calls, and what they name
+    wanted, todo, read = set(), [f"exercise_{number}"], set()
+    while todo:
         name = todo.pop()
+        read.add(name)
         used = mentions(helpers[name])
         wanted |= used
-        todo += [h for h in used if h in helpers and h not in wanted]
-    wanted |= mentions(answer) | mentions(COMMON.read_text())
-    wanted |= mentions(hidden_source, top_only=True)  # the other tests' decorators
-    cells = context_cells(template, cell, wanted, forbidden)
+        todo += [h for h in used if h in helpers and h not in read]
+    return (
+        wanted | mentions(COMMON.read_text()) | mentions(hidden_source, top_only=True)
+    )
+
+
+def context_source(template, cells: tuple, forbidden: set) -> str:
+    """The job's context: the template's `cells`, then the forbidden helpers taken out."""
+    return "\n\n".join(
+        [
+            *(template.cells[i].source for i in cells),
+            ABSENT,
+            f"_take_out({sorted(forbidden)!r})",
+        ]
+    )
+
+
+def run_source(answer: str, hidden_source: str, number: int, secret, chapter) -> str:
+    """What runs after the context for one answer: the answer, then the hidden tests (after it, so that the answer
+    cannot define what they use in advance) and exercise `number`'s driver."""
     keyed = f"_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
-    parts = [COMMON.read_text(), keyed]
-    parts += [template.cells[i].source for i in cells]
-    parts += [ABSENT, f"_take_out({sorted(forbidden)!r})"]
-    parts += [answer, hidden_source, DRIVER.format(n=number)]
-    return "\n\n".join(parts)
+    return "\n\n".join(
+        [answer, COMMON.read_text(), keyed, hidden_source, DRIVER.format(n=number)]
+    )
 
 
 def answer_cells(template) -> dict:
@@ -194,20 +227,43 @@ def records(
     chapter: str,
     timeout: float = 120,
 ) -> dict:
-    """{exercise number: [record]} for each exercise of `answers` ({number: the whole cell's source}), each in a job of
-    its own; an exercise whose job gave no record has a record of the error."""
+    """{exercise number: [a record for each answer]} for `answers` ({number: [whole cells' sources]}). The answers
+    of an exercise that need the same context share one job (the context runs once, each answer in a process of its
+    own); an answer whose run gave no record has a record of its error."""
     found = {}
     cells = answer_cells(template)
-    for number, answer in sorted(answers.items()):
-        source = job_source(
-            template, cells[number], answer, number, hidden_source, secret, chapter
+    for number, sources in sorted(answers.items()):
+        forbidden = reaching(
+            template, forbidden_helpers(hidden_source).get(number, set())
         )
-        try:
-            arrays = worker.run(source, timeout=timeout)
-            record = json.loads(str(np.asarray(arrays["record"]).item()))
-        except (WorkerError, KeyError, ValueError) as err:
-            record = {"exercise": number, "observed": [], "error": str(err)[:300]}
-        found[number] = [record]
+        reads = test_reads(hidden_source, number)
+        groups = {}  # context cells -> indices of the answers that need them
+        for k, answer in enumerate(sources):
+            needed = context_cells(
+                template, cells[number], reads | mentions(answer), forbidden
+            )
+            groups.setdefault(tuple(needed), []).append(k)
+        found[number] = [None] * len(sources)
+        for needed, members in groups.items():
+            runs = [
+                run_source(sources[k], hidden_source, number, secret, chapter)
+                for k in members
+            ]
+            context = context_source(template, needed, forbidden)
+            for k, result in zip(
+                members, worker.run_batch(context, runs, timeout=timeout)
+            ):
+                try:
+                    if isinstance(result, WorkerError):
+                        raise result
+                    record = json.loads(str(np.asarray(result["record"]).item()))
+                except (WorkerError, KeyError, ValueError) as err:
+                    record = {
+                        "exercise": number,
+                        "observed": [],
+                        "error": str(err)[:300],
+                    }
+                found[number][k] = record
     return found
 
 

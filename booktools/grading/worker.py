@@ -83,13 +83,23 @@ class Worker:
         except ValueError:
             raise Tampered("a frame that is not JSON") from None
 
-    def run(self, source: str, cases: dict | None = None, timeout: float = 60) -> dict:
-        """The arrays the job's driver handed to `_result`, or WorkerError with why."""
+    def run_batch(
+        self,
+        context: str,
+        runs: list,
+        cases: dict | None = None,
+        timeout: float = 60,
+        context_timeout: float = 120,
+    ) -> list:
+        """For each source in `runs`, run after `context` (which runs once) in a process of its own: the arrays its
+        driver handed to `_result`, or a WorkerError saying why there are none. Tampered if the channel carried
+        anything the worker did not write for this job."""
         if self.broken:
             raise Tampered(self.broken)
         self.jobs += 1
         nonce = secrets.token_hex(16)  # drawn now: no earlier job's process can know it
-        job = {"job": self.jobs, "nonce": nonce, "source": source, "timeout": timeout}
+        job = {"job": self.jobs, "nonce": nonce, "context": context, "runs": list(runs)}
+        job |= {"timeout": timeout, "context_timeout": context_timeout}
         if cases:
             job["cases"] = _pack(cases)
         data = json.dumps(job).encode()
@@ -103,12 +113,32 @@ class Worker:
         if reply.get("job") != self.jobs or reply.get("nonce") != nonce:
             self.broken = "a reply that the worker did not write for this job (an answer wrote to its channel)"
             raise Tampered(self.broken)
-        if "error" in reply:
-            raise WorkerError(reply["error"])
+        if "error" in reply:  # the context failed, or the whole job ran out of time
+            return [
+                WorkerError(f"the exercise's context: {reply['error']}") for _ in runs
+            ]
+        results = reply.get("results")
+        if not isinstance(results, list) or len(results) != len(runs):
+            return [WorkerError("an unreadable result") for _ in runs]
+        return [self._arrays(r) for r in results]
+
+    @staticmethod
+    def _arrays(result) -> dict | WorkerError:
+        if not isinstance(result, dict) or "error" in result:
+            return WorkerError(
+                str(result.get("error") if isinstance(result, dict) else "no result")
+            )
         try:
-            return _unpack(reply["npz"])
+            return _unpack(result["npz"])
         except Exception as err:
-            raise WorkerError(f"an unreadable result: {type(err).__name__}") from None
+            return WorkerError(f"an unreadable result: {type(err).__name__}")
+
+    def run(self, source: str, cases: dict | None = None, timeout: float = 60) -> dict:
+        """The arrays one source's driver handed to `_result`; WorkerError if none."""
+        (result,) = self.run_batch("", [source], cases, timeout)
+        if isinstance(result, WorkerError):
+            raise result
+        return result
 
     def close(self) -> None:
         if self.process.poll() is None:

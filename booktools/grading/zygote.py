@@ -2,9 +2,11 @@
 the sandbox does not show), started by booktools/grading/worker.py as `python -I zygote.py`.
 
 It imports torch and numpy once, then for each job the grader sends on its stdin it forks a child that runs the job's
-code in a namespace of its own (an exercise's context, the answer, and the driver that calls the answer on the cases
-the grader drew) and hands back only arrays: the driver's `_result({...})`, saved as an npz without pickles. The
-child's stdout and stderr go nowhere the grader reads; its result comes back over a pipe of its own.
+context (an exercise's imports and the classes and data it builds on) in a namespace of its own, then forks from it a
+grandchild for each of the job's runs (an answer, the hidden test, and the driver that calls it), so that the
+context runs once for many answers and no answer sees another's. Each run hands back only arrays: the driver's
+`_result({...})`, saved as an npz without pickles. The children's stdout and stderr go nowhere the grader reads;
+results come back over pipes of their own.
 
 Between jobs every process below this one is ended (it is their subreaper: an orphan of any of them becomes its
 child), so nothing an answer leaves behind is running when the next exercise's answer runs. Each reply carries the nonce the grader sent
@@ -88,59 +90,33 @@ def end_the_others() -> None:
         time.sleep(0.02)
 
 
-def child(source: str, cases: dict, pipe: int) -> None:
-    """Run a job's code in the child, and write its result (or its error) to `pipe`; never return."""
-    import numpy as np
-
-    status = 1
-    try:
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        sys.stdout = sys.stderr = open(os.devnull, "w")
-        results = []
-        namespace = {"__name__": "__main__", "_CASES": cases, "_result": results.append}
-        try:
-            exec(compile(source, "<job>", "exec"), namespace)
-            if len(results) != 1:
-                raise RuntimeError(f"the driver gave {len(results)} results, not 1")
-            buffer = io.BytesIO()
-            np.savez(buffer, **{str(k): np.asarray(v) for k, v in results[0].items()})
-            reply = {"npz": base64.b64encode(buffer.getvalue()).decode()}
-        except (
-            BaseException
-        ) as err:  # the answer's error is a result too: the grader reports it
-            reply = {"error": f"{type(err).__name__}: {err}"[:300]}
-        data = json.dumps(reply).encode()
-        view = memoryview(data)
-        while view:
-            view = view[os.write(pipe, view) :]
-        status = 0
-    finally:
-        os._exit(status)
-
-
-def run(job: dict) -> dict:
-    """Fork a child for `job` and wait for its result, at most job['timeout'] seconds."""
-    cases = {}
-    if job.get("cases"):
-        import numpy as np
-
-        with np.load(
-            io.BytesIO(base64.b64decode(job["cases"])), allow_pickle=False
-        ) as f:
-            cases = {k: f[k] for k in f.files}
+def forked(work, timeout: float) -> dict:
+    """`work()`'s reply (a JSON-able dict), computed in a child process that has at most `timeout` seconds; every
+    process the child leaves is ended before this returns."""
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        child(job["source"], cases, write_end)
+    if pid == 0:  # the child: never returns
+        status = 1
+        try:
+            os.close(read_end)
+            try:
+                reply = work()
+            except (
+                BaseException
+            ) as err:  # the answer's error is a result too: the grader reports it
+                reply = {"error": f"{type(err).__name__}: {err}"[:300]}
+            view = memoryview(json.dumps(reply).encode())
+            while view:
+                view = view[os.write(write_end, view) :]
+            status = 0
+        finally:
+            os._exit(status)
     os.close(write_end)
-    chunks, deadline = [], time.monotonic() + float(job.get("timeout", 60))
-    timed_out = False
+    chunks, deadline, timed_out = [], time.monotonic() + timeout, False
     while True:
-        left = deadline - time.monotonic()
-        ready, _, _ = select.select([read_end], [], [], max(left, 0))
+        ready, _, _ = select.select(
+            [read_end], [], [], max(deadline - time.monotonic(), 0)
+        )
         if not ready:
             timed_out = True
             break
@@ -159,6 +135,55 @@ def run(job: dict) -> dict:
         return json.loads(b"".join(chunks))
     except ValueError:
         return {"error": "the answer's process ended without a result"}
+
+
+def one_run(namespace: dict, source: str) -> dict:
+    """In a grandchild: run `source` after the context, and pack what its driver handed to `_result`."""
+    import numpy as np
+
+    results = []
+    namespace["_result"] = results.append
+    exec(compile(source, "<job>", "exec"), namespace)
+    if len(results) != 1:
+        raise RuntimeError(f"the driver gave {len(results)} results, not 1")
+    buffer = io.BytesIO()
+    np.savez(buffer, **{str(k): np.asarray(v) for k, v in results[0].items()})
+    return {"npz": base64.b64encode(buffer.getvalue()).decode()}
+
+
+def context_then_runs(job: dict) -> dict:
+    """In the child: silence its output, run the job's context once, then each of its runs in a grandchild of its own
+    (forked from the context: what one run changes, the next does not see)."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    sys.stdout = sys.stderr = open(os.devnull, "w")
+    become_subreaper()  # not inherited across fork
+    cases = {}
+    if job.get("cases"):
+        import numpy as np
+
+        with np.load(
+            io.BytesIO(base64.b64decode(job["cases"])), allow_pickle=False
+        ) as f:
+            cases = {k: f[k] for k in f.files}
+    namespace = {"__name__": "__main__", "_CASES": cases}
+    exec(compile(job.get("context", ""), "<job>", "exec"), namespace)
+    timeout = float(job.get("timeout", 60))
+    return {
+        "results": [
+            forked(lambda s=s: one_run(namespace, s), timeout) for s in job["runs"]
+        ]
+    }
+
+
+def run(job: dict) -> dict:
+    """The job's context in a child, each of its runs in a grandchild; the whole within its time."""
+    runs = len(job["runs"])
+    total = float(job.get("context_timeout", 120)) + runs * float(
+        job.get("timeout", 60)
+    )
+    return forked(lambda: context_then_runs(job), total)
 
 
 def main() -> None:
