@@ -406,15 +406,25 @@ def kernel_concluded_pass(run: dict) -> bool:
     )
 
 
+# Attacks on an IPython kernel's own machinery. Answers ran in the notebook's kernel until issue #41; they now run
+# in a process of their own that has no IPython (isolated.py), where these cannot even start.
+KERNEL_ONLY = {"input-transformer", "post-run-cell-hook"}
+
+
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_an_answer_that_tampers_with_the_kernel_scores_zero(attacks, attack):
-    """Each attack works inside the kernel where the answer runs (a check made there passes, so the test can fail),
-    and still scores 0 when it is run, because the answer is judged in the grader's process; and by default the
-    scan holds it, so it does not run at all."""
+    """Each attack works inside the process where the answer runs (a check made there passes, so the test can fail),
+    or, for an attack on the kernel's machinery, finds no kernel there; it still scores 0 when it is run, because the
+    answer is judged in the grader's process; and by default the scan holds it, so it does not run at all."""
     held, run, ran = attacks[attack]
-    assert kernel_concluded_pass(run), (
-        f"{attack}: no longer fools a check made inside the kernel, so this test shows nothing: {run['records']}"
-    )
+    if attack in KERNEL_ONLY:
+        errors = [r.get("error") or "" for r in run["records"].get(1, [])]
+        assert any("get_ipython" in e for e in errors), (attack, run["records"])
+    else:
+        assert kernel_concluded_pass(run), (
+            f"{attack}: no longer fools a check made where the answer runs, so this test shows nothing: "
+            f"{run['records']}"
+        )
     assert ran["exercise_1"] == 0, (
         f"{attack}: run, it got the mark from the judge outside the kernel: {ran}"
     )

@@ -21,32 +21,54 @@ string lookup or an import finds only what the job brought.
 import ast
 import json
 import symtable
+from pathlib import Path
 
 import numpy as np
 
-from booktools.grading.cells import COMMON, secret_number
-from booktools.grading.names import forbidden_helpers, reaching
-from booktools.grading.splice import stub_cells
+from booktools.grading.cells import COMMON, PREAMBLE, UNCHANGED, WATCH, secret_number
+from booktools.grading.names import forbidden_helpers, reaching, top_level_names
+from booktools.grading.splice import rebuild, stub_cells
 from booktools.grading.worker import Worker, WorkerError
+from booktools.settings import HIDDEN
 
 
-def binds(source: str) -> set:
-    """The names a cell binds at its top level: definitions, assignments, imports, loop targets."""
+def _statements(source: str) -> list:
+    """Every node of a cell's code that runs when the cell runs: not the bodies of its functions and classes."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return set()
-    found = set()
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        else:
-            for sub in ast.walk(node):
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                    found.add(sub.id)
+        return []
+    found, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
+            todo += list(ast.iter_child_nodes(node))
     return found
+
+
+def imports(source: str) -> set:
+    """The names a cell binds by importing them (under an `if` or a `try` too)."""
+    return {
+        (a.asname or a.name).split(".")[0]
+        for node in _statements(source)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for a in node.names
+    }
+
+
+def binds(source: str) -> set:
+    """The names a cell binds when it runs: definitions, assignments, loop targets, imports."""
+    return imports(source) | {
+        node.name
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        else node.id
+        for node in _statements(source)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store))
+    }
 
 
 def mentions(source: str, top_only: bool = False) -> set:
@@ -67,25 +89,9 @@ def mentions(source: str, top_only: bool = False) -> set:
             if table is top:
                 if not (symbol.is_assigned() or symbol.is_imported()):
                     found.add(symbol.get_name())
-            elif symbol.is_global() and not symbol.is_declared_global():
+            elif symbol.is_global():
                 found.add(symbol.get_name())
-            elif symbol.is_declared_global():
-                found.add(symbol.get_name())
-    return found - (binds(source))
-
-
-def imports(source: str) -> set:
-    """The names a cell binds by importing them."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    return {
-        (a.asname or a.name).split(".")[0]
-        for node in tree.body
-        if isinstance(node, (ast.Import, ast.ImportFrom))
-        for a in node.names
-    }
+    return found - binds(source)
 
 
 def context_cells(
@@ -168,12 +174,12 @@ try:
     _error = None
 except BaseException as _err:
     _error = f"{{type(_err).__name__}}: {{_err}}"[:300]
-import json as _json
-_result({{"record": _json.dumps({{"exercise": {n}, "observed": _OBSERVED, "error": _error}})}})
+_OBSERVED.append({{"key": "unchanged", "value": _GRADER_CHANGED(), "why": {unchanged!r}}})
+_result({{"record": _GRADER_DUMPS({{"exercise": {n}, "observed": _OBSERVED, "error": _error}})}})
 """
 
 
-def test_reads(hidden_source: str, number: int) -> set:
+def read_by_test(hidden_source: str, number: int) -> set:
     """The global names exercise `number`'s hidden test reads, with the private helpers it calls and what they read,
     and what the hidden tests' definitions read when they are defined (decorators) and their shared helpers read."""
     helpers = {
@@ -193,13 +199,18 @@ def test_reads(hidden_source: str, number: int) -> set:
     )
 
 
-def context_source(template, cells: tuple, forbidden: set) -> str:
-    """The job's context: the template's `cells`, then the forbidden helpers taken out."""
+def context_source(template, cells: tuple, forbidden: set, answer_cell: int) -> str:
+    """The job's context: the template's `cells`, then the forbidden helpers taken out, then the watch on what the
+    answer must leave alone (kernel_preamble.py; the names the answer's cell binds are the answer's)."""
     return "\n\n".join(
         [
             *(template.cells[i].source for i in cells),
             ABSENT,
             f"_take_out({sorted(forbidden)!r})",
+            PREAMBLE,
+            WATCH.format(
+                names=sorted(top_level_names(template.cells[answer_cell].source))
+            ),
         ]
     )
 
@@ -209,11 +220,23 @@ def run_source(answer: str, hidden_source: str, number: int, secret, chapter) ->
     cannot define what they use in advance) and exercise `number`'s driver."""
     keyed = f"_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
     return "\n\n".join(
-        [answer, COMMON.read_text(), keyed, hidden_source, DRIVER.format(n=number)]
+        [
+            answer,
+            COMMON.read_text(),
+            keyed,
+            hidden_source,
+            DRIVER.format(n=number, unchanged=UNCHANGED),
+        ]
     )
 
 
-def answer_cells(template) -> dict:
+def tests_of(chapter: str, hidden: Path = HIDDEN) -> str:
+    """A chapter's hidden tests as written (booktools/grading/hidden/NN_topic.py), without the shared helpers and
+    the secret, which each run adds (`run_source`)."""
+    return (Path(hidden) / f"{chapter}.py").read_text()
+
+
+def stub_indices(template) -> dict:
     """{exercise number: index of its stub's cell} in the student version."""
     return {number: i for i, number, _, _ in stub_cells(template)}
 
@@ -231,12 +254,12 @@ def records(
     of an exercise that need the same context share one job (the context runs once, each answer in a process of its
     own); an answer whose run gave no record has a record of its error."""
     found = {}
-    cells = answer_cells(template)
+    cells = stub_indices(template)
     for number, sources in sorted(answers.items()):
         forbidden = reaching(
             template, forbidden_helpers(hidden_source).get(number, set())
         )
-        reads = test_reads(hidden_source, number)
+        reads = read_by_test(hidden_source, number)
         groups = {}  # context cells -> indices of the answers that need them
         for k, answer in enumerate(sources):
             needed = context_cells(
@@ -249,9 +272,12 @@ def records(
                 run_source(sources[k], hidden_source, number, secret, chapter)
                 for k in members
             ]
-            context = context_source(template, needed, forbidden)
+            context = context_source(template, needed, forbidden, cells[number])
             for k, result in zip(
-                members, worker.run_batch(context, runs, timeout=timeout)
+                members,
+                worker.run_batch(
+                    context, runs, timeout=timeout, context_timeout=max(120, timeout)
+                ),
             ):
                 try:
                     if isinstance(result, WorkerError):
@@ -268,9 +294,13 @@ def records(
 
 
 def solution_sources(instructor, template) -> dict:
-    """{exercise number: the instructor notebook's cell for it}, matched to the student version's stubs by cell id."""
-    by_id = {c.get("id"): c.source for c in instructor.cells}
-    return {
-        number: by_id[template.cells[i].get("id")]
-        for number, i in answer_cells(template).items()
-    }
+    """{exercise number: its cell with the instructor notebook's answer in it}: the instructor notebook read as a
+    submission (splice.rebuild), so that the reference's answers run where a student's would."""
+    spliced, answers, _ = rebuild(template, instructor)
+    stubs = stub_indices(template)
+    missing = sorted(set(stubs) - set(answers))
+    if missing:
+        raise SystemExit(
+            f"The instructor notebook has no answer for exercise(s) {missing} of the student version: run `make student`."
+        )
+    return {number: spliced.cells[i].source for number, i in stubs.items()}

@@ -167,7 +167,14 @@ def context_then_runs(job: dict) -> dict:
             io.BytesIO(base64.b64decode(job["cases"])), allow_pickle=False
         ) as f:
             cases = {k: f[k] for k in f.files}
-    namespace = {"__name__": "__main__", "_CASES": cases}
+    import types
+
+    main = types.ModuleType(
+        "__main__"
+    )  # the job's namespace is __main__, as a notebook's is
+    sys.modules["__main__"] = main
+    namespace = main.__dict__
+    namespace["_CASES"] = cases
     exec(compile(job.get("context", ""), "<job>", "exec"), namespace)
     timeout = float(job.get("timeout", 60))
     return {
