@@ -85,10 +85,14 @@ def mutant_records(chapter: str, worker, template, secret=None) -> list:
 
 def marks(chapter: str, results: list, reference: dict) -> list:
     """What each mutant got (`mutant_records`' results), judged against `reference`, what the hidden tests recorded of
-    the reference solutions (`judge.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}] in the file's
-    order; 'got' is None where the hidden test reported nothing."""
+    the reference solutions (`judge.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}] by exercise, in the
+    file's order within each; 'got' is None where the hidden test reported nothing."""
     got = []
-    for (n, mark, what, _), (kind, found) in zip(mutants(chapter), results):
+    # by exercise, then in the file's order within each
+    order = sorted(range(len(results)), key=lambda i: (mutants(chapter)[i][0], i))
+    for (n, mark, what, _), (kind, found) in (
+        (mutants(chapter)[i], results[i]) for i in order
+    ):
         if kind == HELD:
             passed, why = False, f"held by the scan: {', '.join(found)}"
         elif found and found.get("observed") is not None:
