@@ -196,6 +196,7 @@ def run(job: dict) -> dict:
 def main() -> None:
     import numpy  # noqa: F401  (once, before any fork)
     import torch
+    import torch._dynamo  # noqa: F401  (imported on first use, it replaces torch.manual_seed: before any watch)
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
