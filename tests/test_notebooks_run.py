@@ -14,21 +14,25 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
 A chapter's tests here run on one worker (tests/conftest.py), so its run is made once.
 The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
 the seeds written in them, as in an instructor's private grading.
-`make colab-check` runs this file again in Colab's package versions. Set TEST_SEED (or TEST_SECRET) to try others.
+`make colab-check` runs the student versions again in Colab's package versions, without the grading (COLAB_CHECK).
+Set TEST_SEED (or TEST_SECRET) to try others.
 """
 
+import os
 import re
 
 import nbformat
 import papermill
 import pytest
 
+from booktools.execute import inject_parameters
 from booktools.grading.cells import (
     cell_problems,
     exercises,
     graded,
     grading_cells,
     records,
+    with_preamble,
 )
 from booktools.grading.judge import reference_problems, verdict
 from booktools.grading.mutation import marks, mutant_cells, wrong_marks
@@ -86,6 +90,13 @@ def submission(path, student) -> nbformat.NotebookNode:
 
 RUNS = {}  # chapter: its run, made once per worker (tests/conftest.py keeps a chapter's tests on one worker)
 
+# `make colab-check` runs this file in Colab's package versions, where students run the chapters, and sets
+# RC_COLAB_CHECK: there the student version runs and its asserts are checked, but nothing is graded. Grading (the
+# hidden tests on the reference solutions, the solved exercise's mark, the mutants) happens where instructors grade,
+# in .venv with the book's pins, which `make test` checks; the tests of it carry the `grading` mark.
+COLAB_CHECK = bool(os.environ.get("RC_COLAB_CHECK"))
+grading = pytest.mark.grading
+
 
 @pytest.fixture
 def run(notebook_path, tmp_path_factory) -> dict:
@@ -98,6 +109,11 @@ def run(notebook_path, tmp_path_factory) -> dict:
         student = read_notebook(STUDENT_DIR / notebook_path.name)
         rebuilt, _, _ = rebuild(student, submission(notebook_path, student))
         source, numbers = exercises(name, TEST_SECRET)
+        if COLAB_CHECK:  # the student version alone
+            nb = inject_parameters(with_preamble(rebuilt, student), {"SEED": TEST_SEED})
+            run_alone(nb, tmp_path_factory.mktemp(name))
+            RUNS[name] = {"nb": nb}
+            return RUNS[name]
         nb, n_submitted = graded(rebuilt, source, numbers, student, {"SEED": TEST_SEED})
         n_first = len(nb.cells) - n_submitted
         nb.cells += [nbformat.v4.new_code_cell(c.source) for c in reference]
@@ -129,6 +145,7 @@ def test_every_assert_holds_and_only_untouched_stubs_raise(run):
     )
 
 
+@grading
 def test_the_hidden_tests_pass_the_reference_solutions(run):
     failed = reference_problems(run["reference"], run["numbers"])
     assert sorted(run["reference"]) == run["numbers"] and not failed, (
@@ -136,6 +153,7 @@ def test_the_hidden_tests_pass_the_reference_solutions(run):
     )
 
 
+@grading
 def test_the_solved_exercise_scores_and_the_untouched_ones_do_not(run):
     reference, alone, k = run["reference"], run["solved_alone"], run["k"]
     scores = {n: int(verdict(reference[n], alone.get(n))[0]) for n in run["numbers"]}
@@ -144,6 +162,7 @@ def test_the_solved_exercise_scores_and_the_untouched_ones_do_not(run):
     )
 
 
+@grading
 def test_every_mutant_gets_its_mark(notebook_path, run):
     wrong = wrong_marks(notebook_path.stem, run["nb"], run["reference"])
     assert not wrong, (
@@ -152,6 +171,7 @@ def test_every_mutant_gets_its_mark(notebook_path, run):
     )
 
 
+@grading
 def test_every_mutant_gets_the_marks_recorded(notebook_path, run):
     got = marks(notebook_path.stem, run["nb"], run["reference"])
     same_marks_as_recorded(notebook_path.stem, got)
