@@ -32,7 +32,6 @@ from booktools.grading.cells import (
     graded,
     grading_cells,
     records,
-    with_preamble,
 )
 from booktools.grading.judge import reference_problems, verdict
 from booktools.grading.mutation import marks, mutant_cells, wrong_marks
@@ -109,8 +108,8 @@ def run(notebook_path, tmp_path_factory) -> dict:
         student = read_notebook(STUDENT_DIR / notebook_path.name)
         rebuilt, _, _ = rebuild(student, submission(notebook_path, student))
         source, numbers = exercises(name, TEST_SECRET)
-        if COLAB_CHECK:  # the student version alone
-            nb = inject_parameters(with_preamble(rebuilt, student), {"SEED": TEST_SEED})
+        if COLAB_CHECK:  # the student version alone, as Colab runs it: no grader's cell
+            nb = inject_parameters(rebuilt, {"SEED": TEST_SEED})
             run_alone(nb, tmp_path_factory.mktemp(name))
             RUNS[name] = {"nb": nb}
             return RUNS[name]
