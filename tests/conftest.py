@@ -86,6 +86,10 @@ def pytest_configure(config):
     from booktools.build import nbval_cache
 
     config.pluginmanager.register(nbval_cache.RECORDER, "nbval_cache")
+    config.addinivalue_line(
+        "markers",
+        "grading: checks grading, which runs in .venv, so `make colab-check` leaves it out (tests/test_notebooks_run.py)",
+    )
 
 
 # .ci/run (and GitHub Actions) set CI: there, what a test needs and cannot find fails it instead of skipping it

@@ -14,10 +14,12 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
 A chapter's tests here run on one worker (tests/conftest.py), so its run is made once.
 The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
 the seeds written in them, as in an instructor's private grading.
-`make colab-check` runs this file again in Colab's package versions. Set TEST_SEED (or TEST_SECRET) to try others.
+`make colab-check` runs the student versions again in Colab's package versions, without the grading (COLAB_CHECK).
+Set TEST_SEED (or TEST_SECRET) to try others.
 """
 
 import functools
+import os
 import re
 
 import nbformat
@@ -85,6 +87,13 @@ def submission(path, student) -> nbformat.NotebookNode:
 
 RUNS = {}  # chapter: its run, made once per worker (tests/conftest.py keeps a chapter's tests on one worker)
 
+# `make colab-check` runs this file in Colab's package versions, where students run the chapters, and sets
+# RC_COLAB_CHECK: there the student version runs and its asserts are checked, but nothing is graded. Grading (the
+# hidden tests on the reference solutions, the solved exercise's mark, the mutants) happens where instructors grade,
+# in .venv with the book's pins, which `make test` checks; the tests of it carry the `grading` mark.
+COLAB_CHECK = bool(os.environ.get("RC_COLAB_CHECK"))
+grading = pytest.mark.grading
+
 
 @pytest.fixture
 def run(notebook_path, tmp_path_factory) -> dict:
@@ -98,6 +107,11 @@ def run(notebook_path, tmp_path_factory) -> dict:
         rebuilt, _, _ = rebuild(student, submission(notebook_path, student))
         _, numbers = exercises(name)
         parameters = {"SEED": TEST_SEED}
+        if COLAB_CHECK:  # the student version alone, as Colab runs it: no grader's cell
+            nb = inject_parameters(rebuilt, parameters)
+            run_alone(nb, tmp_path_factory.mktemp(name))
+            RUNS[name] = {"nb": nb}
+            return RUNS[name]
         nb = inject_parameters(with_preamble(rebuilt, student), parameters)
         folder = tmp_path_factory.mktemp(name)
         run_alone(nb, folder)
@@ -137,6 +151,7 @@ def test_every_assert_holds_and_only_untouched_stubs_raise(run):
     )
 
 
+@grading
 def test_the_hidden_tests_pass_the_reference_solutions(run):
     failed = reference_problems(run["reference"], run["numbers"])
     assert sorted(run["reference"]) == run["numbers"] and not failed, (
@@ -144,6 +159,7 @@ def test_the_hidden_tests_pass_the_reference_solutions(run):
     )
 
 
+@grading
 def test_the_solved_exercise_scores_and_the_untouched_ones_do_not(run):
     reference, alone, k = run["reference"], run["solved_alone"], run["k"]
     scores = {n: int(verdict(reference[n], alone.get(n))[0]) for n in run["numbers"]}
@@ -152,6 +168,7 @@ def test_the_solved_exercise_scores_and_the_untouched_ones_do_not(run):
     )
 
 
+@grading
 def test_every_mutant_gets_its_mark(notebook_path, run):
     wrong = wrong_marks(run["marks"])
     assert not wrong, (
@@ -160,6 +177,7 @@ def test_every_mutant_gets_its_mark(notebook_path, run):
     )
 
 
+@grading
 def test_every_mutant_gets_the_marks_recorded(notebook_path, run):
     same_marks_as_recorded(notebook_path.stem, run["marks"])
 
