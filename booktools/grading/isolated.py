@@ -124,47 +124,70 @@ def context_cells(
 # In the job, before the answer: what takes the forbidden helpers out, and what their names stand for after.
 ABSENT = """
 class _Absent:
-    def __init__(self, name):
+    def __init__(self, name, why="write it yourself"):
         object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_why", why)
     def _fail(self, *args, **kwargs):
-        raise NameError(f"{self._name} is not available to this exercise: write it yourself")
+        raise NameError(f"{self._name} is not available to this exercise: {self._why}")
     __call__ = __getattr__ = __getitem__ = __iter__ = __bool__ = _fail
 
 
 def _take_out(names):
+    import functools as _functools
     import gc as _gc
     import types as _types
 
     space = globals()
-    targets = [space[n] for n in names if n in space]
+    targets = {n: space[n] for n in names if n in space}
 
-    def holds(value, depth=0):  # the object, a subclass or an instance of it, a module or container with one
-        if any(value is t for t in targets):
-            return True
-        for t in targets:
-            if isinstance(t, type) and (isinstance(value, t) or (isinstance(value, type) and issubclass(value, t))):
-                return True
-        if depth > 2:
-            return False
+    def held(value, depth=0, seen=None):  # the helper the value is, or holds: as a subclass, an instance, a
+        # module, in a container (nested up to 6 deep), a partial, a bound method or a closure
+        seen = set() if seen is None else seen
+        if id(value) in seen:
+            return None
+        seen.add(id(value))
+        for n, t in targets.items():
+            if value is t or isinstance(t, type) and (
+                isinstance(value, t) or isinstance(value, type) and issubclass(value, t)
+            ):
+                return n
+        if depth > 6:
+            return None
+        inside = []
         if hasattr(value, "_modules") and callable(getattr(value, "modules", None)):
-            return any(holds(m, depth + 1) for m in value.modules() if m is not value)
-        if isinstance(value, (list, tuple, set, frozenset)):
-            return any(holds(v, depth + 1) for v in list(value)[:1000])
-        if isinstance(value, dict):
-            return any(holds(v, depth + 1) for v in list(value.values())[:1000])
-        return False
+            inside = [m for m in value.modules() if m is not value]
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            inside = list(value)[:1000]
+        elif isinstance(value, dict):
+            inside = list(value.values())[:1000]
+        elif isinstance(value, _functools.partial):
+            inside = [value.func, *value.args, *value.keywords.values()]
+        elif isinstance(value, _types.MethodType):
+            inside = [value.__func__, value.__self__]
+        elif isinstance(value, _types.FunctionType):
+            inside = [c.cell_contents for c in value.__closure__ or () if c.cell_contents is not c]
+            inside += list(value.__defaults__ or ()) + list((value.__kwdefaults__ or {}).values())
+        return next((n for n in (held(v, depth + 1, seen) for v in inside) if n), None)
 
-    for name in [k for k, v in list(space.items()) if not k.startswith("__") and holds(v)]:
-        space.pop(name)
-    del targets, holds
+    holders = {}
+    for name, value in list(space.items()):
+        helper = None if name.startswith("__") else held(value)
+        if helper:
+            holders[name] = helper
+            space.pop(name)
+    targets = held = value = None
     _gc.collect()
     alive = sorted({o.__name__ for o in _gc.get_objects()
                     if isinstance(o, (_types.FunctionType, type)) and getattr(o, "__name__", None) in names
                     and getattr(getattr(o, "__code__", None), "co_filename", "<job>") == "<job>"})
     if alive:
         raise RuntimeError(f"the context still holds {alive}: it cannot be graded in isolation")
+    for name, helper in holders.items():
+        space[name] = _Absent(name) if name == helper else _Absent(
+            name, f"it holds {helper}, which this exercise asks you to write yourself"
+        )
     for name in names:
-        space[name] = _Absent(name)
+        space.setdefault(name, _Absent(name))
 """
 
 DRIVER = """
