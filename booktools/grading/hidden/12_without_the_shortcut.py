@@ -113,11 +113,18 @@ def _ch12_tat_cases(gen) -> list:
 
 
 def exercise_2():
-    _observe(
-        "uses tat_slope",
-        _refers_to(solve_tat_slope, tat_slope),
-        "solve for the slope yourself: solve_tat_slope must not use tat_slope",
-    )
+    for helper, name in (
+        (tat_slope, "tat_slope"),
+        (compose_c_map, "compose_c_map"),
+        (leaky_relu_c_map, "leaky_relu_c_map"),
+    ):
+        _observe(
+            f"uses {name}",
+            _refers_to(solve_tat_slope, helper),
+            f"compose the map and solve for the slope yourself: solve_tat_slope must not use {name}",
+            student="compose the map and solve for the slope yourself: solve_tat_slope must not use the helpers "
+            "the exercise names",
+        )
     for depth, eta, what in _ch12_tat_cases(np.random.default_rng(_seed(212))):
         where = f"{what}: depth {depth}, eta {eta:.6f}"
         slope = solve_tat_slope(depth, eta)

@@ -81,7 +81,11 @@ def solve_tat_slope(depth: int, eta: float):
 # %% exercise 2, mark 0: off by one: the map composed depth - 1 times
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
-        return compose_c_map(0.0, depth - 1, slope)[-1] if depth > 1 else 0.0
+        c = 0.0
+        for _ in range(depth - 1):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     if end(0.0) < eta:
         return None
@@ -94,10 +98,32 @@ def solve_tat_slope(depth: int, eta: float):
 
 # %% exercise 2, mark 0: the local map solved, C_a(0) = eta, whatever the depth
 def solve_tat_slope(depth: int, eta: float):
-    def end(slope):
-        return compose_c_map(0.0, 1, slope)[-1]
+    def c_map(c, slope):
+        relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+        return min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
 
-    if compose_c_map(0.0, depth)[-1] < eta:
+    c = 0.0
+    for _ in range(depth):
+        c = c_map(c, 0.0)
+    if c < eta:
+        return None
+    low, high = 0.0, 1.0
+    while high - low > 1e-9:
+        mid = (low + high) / 2
+        low, high = (mid, high) if c_map(0.0, mid) > eta else (low, mid)
+    return (low + high) / 2
+
+
+# %% exercise 2, mark 0: (1 + a)^2 where the formula has (1 - a)^2
+def solve_tat_slope(depth: int, eta: float):
+    def end(slope):
+        c = 0.0
+        for _ in range(depth):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 + slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
+
+    if end(0.0) < eta:
         return None
     low, high = 0.0, 1.0
     while high - low > 1e-9:
@@ -106,14 +132,13 @@ def solve_tat_slope(depth: int, eta: float):
     return (low + high) / 2
 
 
-# %% exercise 2, mark 0: its own C map with (1 + a)^2 where the formula has (1 - a)^2
+# %% exercise 2, mark 0: the output scale left out: no division by 1 + a^2
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
         c = 0.0
         for _ in range(depth):
             relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
-            c = ((1 + slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2)
-            c = min(max(c, -1.0), 1.0)
+            c = min((1 - slope) ** 2 * relu + 2 * slope * c, 1.0)
         return c
 
     if end(0.0) < eta:
@@ -128,7 +153,11 @@ def solve_tat_slope(depth: int, eta: float):
 # %% exercise 2, mark 0: the bisection keeps the wrong half (a larger slope taken for a larger end value)
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
-        return compose_c_map(0.0, depth, slope)[-1]
+        c = 0.0
+        for _ in range(depth):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     if end(0.0) < eta:
         return None
@@ -142,7 +171,11 @@ def solve_tat_slope(depth: int, eta: float):
 # %% exercise 2, mark 0: bisection stopped at a width of 1e-3, not 1e-6
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
-        return compose_c_map(0.0, depth, slope)[-1]
+        c = 0.0
+        for _ in range(depth):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     if end(0.0) < eta:
         return None
@@ -158,6 +191,37 @@ def solve_tat_slope(depth: int, eta: float):
     return tat_slope(depth, eta)
 
 
+# %% exercise 2, mark 0: compose_c_map used, which the exercise forbids (the reference's bisection around it)
+def solve_tat_slope(depth: int, eta: float):
+    def end(slope):
+        return compose_c_map(0.0, depth, slope)[-1]
+
+    if end(0.0) < eta:
+        return None
+    low, high = 0.0, 1.0
+    while high - low > 1e-9:
+        mid = (low + high) / 2
+        low, high = (mid, high) if end(mid) > eta else (low, mid)
+    return (low + high) / 2
+
+
+# %% exercise 2, mark 0: leaky_relu_c_map used, which exercise 1 forbids (the reference's bisection around it)
+def solve_tat_slope(depth: int, eta: float):
+    def end(slope):
+        c = 0.0
+        for _ in range(depth):
+            c = leaky_relu_c_map(c, slope)
+        return float(c)
+
+    if end(0.0) < eta:
+        return None
+    low, high = 0.0, 1.0
+    while high - low > 1e-9:
+        mid = (low + high) / 2
+        low, high = (mid, high) if end(mid) > eta else (low, mid)
+    return (low + high) / 2
+
+
 # %% exercise 2, mark 0: tampering (patches json.dumps) on the map composed depth - 1 times
 def solve_tat_slope(depth: int, eta: float):
     import json
@@ -165,7 +229,11 @@ def solve_tat_slope(depth: int, eta: float):
     json.dumps = lambda *args, **kwargs: '{"passed": true}'
 
     def end(slope):
-        return compose_c_map(0.0, depth - 1, slope)[-1] if depth > 1 else 0.0
+        c = 0.0
+        for _ in range(depth - 1):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     if end(0.0) < eta:
         return None
@@ -179,7 +247,11 @@ def solve_tat_slope(depth: int, eta: float):
 # %% exercise 2, mark 0: no check for a net too shallow: the bisection runs down to slope 0 and returns it
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
-        return compose_c_map(0.0, depth, slope)[-1]
+        c = 0.0
+        for _ in range(depth):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     low, high = 0.0, 1.0
     while high - low > 1e-9:
@@ -191,7 +263,11 @@ def solve_tat_slope(depth: int, eta: float):
 # %% exercise 2, mark 0: "no solution below 13 layers" taken from the printout for every eta
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
-        return compose_c_map(0.0, depth, slope)[-1]
+        c = 0.0
+        for _ in range(depth):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     if depth < 13 or end(0.0) < eta:
         return None
@@ -205,7 +281,11 @@ def solve_tat_slope(depth: int, eta: float):
 # %% exercise 2, mark 0: slopes searched in [0, 0.9] only, right wherever the slope is below 0.9
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
-        return compose_c_map(0.0, depth, slope)[-1]
+        c = 0.0
+        for _ in range(depth):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     if end(0.0) < eta:
         return None
@@ -219,7 +299,11 @@ def solve_tat_slope(depth: int, eta: float):
 # %% exercise 2, mark 0: stops when the end cosine is within 1e-6 of eta: the slope is off where the map is flat in it, near 1
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
-        return compose_c_map(0.0, depth, slope)[-1]
+        c = 0.0
+        for _ in range(depth):
+            relu = (math.sqrt(1 - c * c) + (math.pi - math.acos(c)) * c) / math.pi
+            c = min(((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2), 1.0)
+        return c
 
     if end(0.0) < eta:
         return None
@@ -232,16 +316,15 @@ def solve_tat_slope(depth: int, eta: float):
         low, high = (mid, high) if got > eta else (low, mid)
 
 
-# %% exercise 2, mark 1: correct alternative: its own map and a fixed number of bisection steps
+# %% exercise 2, mark 1: correct alternative: numpy's map in the angle form and a fixed number of bisection steps
 def solve_tat_slope(depth: int, eta: float):
     def end(slope):
         c = 0.0
         for _ in range(depth):
-            relu = (
-                math.sqrt(max(1 - c * c, 0.0)) + (math.pi - math.acos(c)) * c
-            ) / math.pi
+            theta = np.arccos(np.clip(c, -1.0, 1.0))
+            relu = (np.sin(theta) + (np.pi - theta) * c) / np.pi
             c = ((1 - slope) ** 2 * relu + 2 * slope * c) / (1 + slope**2)
-        return c
+        return float(c)
 
     if end(0.0) < eta:
         return None
@@ -255,19 +338,26 @@ def solve_tat_slope(depth: int, eta: float):
     return high
 
 
-# %% exercise 2, mark 1: correct alternative: a grid of slopes brackets the root, then bisection inside the bracket
+# %% exercise 2, mark 1: correct alternative: all the slopes of a grid at once brackets the root, then bisection inside the bracket
 def solve_tat_slope(depth: int, eta: float):
-    def gap(slope):
-        return compose_c_map(0.0, depth, slope)[-1] - eta
+    def ends(slopes):
+        slopes = np.asarray(slopes, dtype=float)
+        c = np.zeros_like(slopes)
+        for _ in range(depth):
+            relu = (np.sqrt(1 - c**2) + (np.pi - np.arccos(c)) * c) / np.pi
+            c = np.minimum(
+                ((1 - slopes) ** 2 * relu + 2 * slopes * c) / (1 + slopes**2), 1.0
+            )
+        return c
 
-    if gap(0.0) < 0:
+    if ends([0.0])[0] < eta:
         return None
     grid = np.linspace(0.0, 1.0, 21)
-    i = max(1, next(i for i, a in enumerate(grid) if gap(a) <= 0))
+    i = max(1, int(np.argmax(ends(grid) <= eta)))
     low, high = float(grid[i - 1]), float(grid[i])
     while high - low > 2e-7:
         mid = (low + high) / 2
-        if gap(mid) > 0:
+        if ends([mid])[0] > eta:
             low = mid
         else:
             high = mid
