@@ -221,6 +221,23 @@ ABOUT = {
             15,
         ),
     },
+    "12_without_the_shortcut": {
+        1: (
+            "the ReLU C map on cosines of any shape, the endpoints −1 and 1 among them, input left alone; "
+            "`leaky_relu_c_map` not used",
+            10,
+        ),
+        2: (
+            "TAT's slope to within 1e-6 for deep and shallow nets, `None` where no slope reaches eta, slopes near "
+            "1; `compose_c_map`, `leaky_relu_c_map` and `tat_slope` not used",
+            20,
+        ),
+        3: (
+            "(αI + βA)V per head for other batches, heads and sizes, β = 0 too; the gradients of all four "
+            "inputs; inputs left alone",
+            15,
+        ),
+    },
 }
 
 
