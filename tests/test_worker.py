@@ -114,3 +114,25 @@ _result({{"book": os.path.exists({str(ROOT / "booktools")!r}), "grader": importl
     assert not seen["book"] and not seen["grader"], seen
     assert seen["processes"] <= 6, seen  # the sandbox's own: no process of the grader's
     assert os.path.exists(ROOT / "booktools")
+
+
+def test_an_answer_cannot_set_a_trace_or_profile_function(worker):
+    """One would run inside the hidden test, after the answer returned, and could edit what the test observes."""
+    for setter in ("sys.settrace", "sys.setprofile"):
+        with pytest.raises(
+            WorkerError, match="is not available while an answer is graded"
+        ):
+            worker.run(f"import sys\n{setter}(lambda *args: None)\n_result({{}})")
+    # threading.settrace only stores the function: each new thread's own sys.settrace is refused
+    traced = worker.run(
+        """
+import threading
+calls = []
+threading.settrace(lambda *args: calls.append(args))
+thread = threading.Thread(target=lambda: sum(range(10)))
+thread.start()
+thread.join()
+_result({"calls": len(calls)})
+"""
+    )
+    assert traced["calls"] == 0

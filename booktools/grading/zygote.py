@@ -137,10 +137,26 @@ def forked(work, timeout: float) -> dict:
         return {"error": "the answer's process ended without a result"}
 
 
+# Events an answer's process refuses (an audit hook, which nothing in the process can remove, PEP 578): a trace or
+# profile function set by an answer would run inside the hidden test, and could edit what it observes or blind the
+# watch on what the answer changed (issue #41).
+REFUSED = {"sys.settrace", "sys.setprofile", "sys.monitoring.register_callback"}
+
+
+def refuse_tracing(event: str, args) -> None:
+    if event in REFUSED:
+        raise RuntimeError(
+            f"{event} is not available while an answer is graded: a trace or profile function would run inside "
+            "the hidden test"
+        )
+
+
 def one_run(namespace: dict, source: str) -> dict:
-    """In a grandchild: run `source` after the context, and pack what its driver handed to `_result`."""
+    """In a grandchild: refuse trace and profile functions, run `source` after the context, and pack what its
+    driver handed to `_result`."""
     import numpy as np
 
+    sys.addaudithook(refuse_tracing)
     results = []
     namespace["_result"] = results.append
     exec(compile(source, "<job>", "exec"), namespace)
