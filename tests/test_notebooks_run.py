@@ -18,7 +18,6 @@ the seeds written in them, as in an instructor's private grading.
 Set TEST_SEED (or TEST_SECRET) to try others.
 """
 
-import functools
 import os
 import re
 
@@ -120,18 +119,18 @@ def run(notebook_path, tmp_path_factory) -> dict:
         solved = {n: [rebuilt.cells[i].source] for n, i in stubs.items()}
         solutions = isolated.solution_sources(read_notebook(notebook_path), template)
         (folder / "worker").mkdir()
-        with Worker(folder / "worker") as worker:
-            grade = functools.partial(
-                isolated.records,
+        with Worker(
+            folder / "worker"
+        ) as worker:  # each exercise's context once, for all three
+            results, beside = mutant_records(
+                name,
                 worker,
                 template,
-                hidden_source=isolated.tests_of(name),
-                secret=TEST_SECRET,
-                chapter=name,
+                TEST_SECRET,
+                alongside={n: [solutions[n], *solved[n]] for n in numbers},
             )
-            reference = grade(answers={n: [solutions[n]] for n in numbers})
-            solved_alone = grade(answers=solved)
-            results = mutant_records(name, worker, template, TEST_SECRET)
+        reference = {n: got[:1] for n, got in beside.items()}
+        solved_alone = {n: got[1:] for n, got in beside.items()}
         RUNS[name] = {
             "nb": nb,
             "numbers": numbers,

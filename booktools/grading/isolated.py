@@ -264,6 +264,16 @@ def stub_indices(template) -> dict:
     return {number: i for i, number, _, _ in stub_cells(template)}
 
 
+def record_of(result, number: int) -> dict:
+    """The record a run's driver handed over, or one of its error."""
+    try:
+        if isinstance(result, WorkerError):
+            raise result
+        return json.loads(str(np.asarray(result["record"]).item()))
+    except (WorkerError, KeyError, ValueError) as err:
+        return {"exercise": number, "observed": [], "error": str(err)[:300]}
+
+
 def records(
     worker: Worker,
     template,
@@ -274,45 +284,26 @@ def records(
     timeout: float = 120,
 ) -> dict:
     """{exercise number: [a record for each answer]} for `answers` ({number: [whole cells' sources]}). The answers
-    of an exercise that need the same context share one job (the context runs once, each answer in a process of its
-    own); an answer whose run gave no record has a record of its error."""
+    of an exercise share one job: its context is what the hidden test and any of the answers name, run once, and
+    each answer runs in a process of its own forked from it; an answer whose run gave no record has a record of its
+    error."""
     found = {}
     cells = stub_indices(template)
     for number, sources in sorted(answers.items()):
         forbidden = reaching(
             template, forbidden_helpers(hidden_source).get(number, set())
         )
-        reads = read_by_test(hidden_source, number)
-        groups = {}  # context cells -> indices of the answers that need them
-        for k, answer in enumerate(sources):
-            needed = context_cells(
-                template, cells[number], reads | mentions(answer), forbidden
-            )
-            groups.setdefault(tuple(needed), []).append(k)
-        found[number] = [None] * len(sources)
-        for needed, members in groups.items():
-            runs = [
-                run_source(sources[k], hidden_source, number, secret, chapter)
-                for k in members
-            ]
-            context = context_source(template, needed, forbidden, cells[number])
-            for k, result in zip(
-                members,
-                worker.run_batch(
-                    context, runs, timeout=timeout, context_timeout=max(120, timeout)
-                ),
-            ):
-                try:
-                    if isinstance(result, WorkerError):
-                        raise result
-                    record = json.loads(str(np.asarray(result["record"]).item()))
-                except (WorkerError, KeyError, ValueError) as err:
-                    record = {
-                        "exercise": number,
-                        "observed": [],
-                        "error": str(err)[:300],
-                    }
-                found[number][k] = record
+        names = read_by_test(hidden_source, number).union(*map(mentions, sources))
+        needed = context_cells(template, cells[number], names, forbidden)
+        runs = [
+            run_source(source, hidden_source, number, secret, chapter)
+            for source in sources
+        ]
+        context = context_source(template, needed, forbidden, cells[number])
+        results = worker.run_batch(
+            context, runs, timeout=timeout, context_timeout=max(120, timeout)
+        )
+        found[number] = [record_of(result, number) for result in results]
     return found
 
 

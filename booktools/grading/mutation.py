@@ -47,16 +47,21 @@ def mutants(chapter: str) -> list:
     ]
 
 
-def mutant_records(chapter: str, worker, template, secret=None) -> list:
+def mutant_records(
+    chapter: str, worker, template, secret=None, alongside: dict | None = None
+) -> tuple:
     """For each mutant of the chapter, in the file's order: ('held', reasons) where the scan holds it, as `make grade`
     holds such an answer (never run), else ('ran', the record its hidden test made of it), each graded in isolation
     (isolated.py) as a submission's answer is, the mutants of one exercise in one job. `template`: the student
-    version (with any parameters set)."""
+    version (with any parameters set). `alongside` ({exercise: [answers]}, such as the reference solutions): graded in
+    the same jobs, so that each exercise's context runs once. Returns (the mutants' results, {exercise: [a record for
+    each answer alongside]})."""
     source, numbers = exercises(chapter)  # what the scan reads
     tests = isolated.tests_of(chapter)
     found = mutants(chapter)
-    results = [None] * len(found)
-    for exercise in sorted({m[0] for m in found}):
+    results, alongside = [None] * len(found), alongside or {}
+    beside = {}
+    for exercise in sorted({m[0] for m in found} | set(alongside)):
         if exercise not in numbers:
             raise ValueError(
                 f"{chapter}: a mutant of exercise {exercise}, which has no hidden test"
@@ -70,17 +75,19 @@ def mutant_records(chapter: str, worker, template, secret=None) -> list:
             else:
                 run.append(index)
         # the mutant's code in place of its exercise's whole cell, as it replaces the solution
-        sources = [found[i][3] for i in run]
+        extra = alongside.get(exercise, [])
+        sources = extra + [found[i][3] for i in run]
         got = (
             isolated.records(
                 worker, template, {exercise: sources}, tests, secret, chapter
             )[exercise]
-            if run
+            if sources
             else []
         )
-        for index, record in zip(run, got):
+        beside[exercise] = got[: len(extra)]
+        for index, record in zip(run, got[len(extra) :]):
             results[index] = ("ran", record)
-    return results
+    return results, beside
 
 
 def marks(chapter: str, results: list, reference: dict) -> list:
@@ -154,7 +161,7 @@ def main(chapter: str, secrets: list) -> int:
             )
             problems = reference_problems(reference, numbers)
             if not problems:
-                results = mutant_records(chapter, worker, template, secret)
+                results, _ = mutant_records(chapter, worker, template, secret)
                 problems = wrong_marks(marks(chapter, results, reference))
             print(
                 f"{chapter}, {f'secret {secret!r}' if secret else 'no secret'}: "
