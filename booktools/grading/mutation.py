@@ -94,12 +94,10 @@ def marks(chapter: str, results: list, reference: dict) -> list:
     """What each mutant got (`mutant_records`' results), judged against `reference`, what the hidden tests recorded of
     the reference solutions (`judge.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}] by exercise, in the
     file's order within each; 'got' is None where the hidden test reported nothing."""
-    got = []
+    got, written = [], mutants(chapter)
     # by exercise, then in the file's order within each
-    order = sorted(range(len(results)), key=lambda i: (mutants(chapter)[i][0], i))
-    for (n, mark, what, _), (kind, found) in (
-        (mutants(chapter)[i], results[i]) for i in order
-    ):
+    order = sorted(range(len(results)), key=lambda i: (written[i][0], i))
+    for (n, mark, what, _), (kind, found) in ((written[i], results[i]) for i in order):
         if kind == HELD:
             passed, why = False, f"held by the scan: {', '.join(found)}"
         elif found and found.get("observed") is not None:
