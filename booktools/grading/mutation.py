@@ -144,23 +144,21 @@ def main(chapter: str, secrets: list) -> int:
         )
     template = nbformat.read(STUDENT_DIR / f"{chapter}.ipynb", as_version=4)
     solutions = isolated.solution_sources(nbformat.read(path, as_version=4), template)
-    tests, numbers = isolated.tests_of(chapter), exercises(chapter)[1]
+    numbers = exercises(chapter)[1]
     found, status = mutants(chapter), 0
     headless()
     with tempfile.TemporaryDirectory() as workdir, Worker(Path(workdir)) as worker:
         for secret in [None, *secrets]:
-            reference = isolated.records(
+            results, reference = mutant_records(
+                chapter,
                 worker,
                 template,
-                {n: [solutions[n]] for n in numbers},
-                tests,
                 secret,
-                chapter,
+                alongside={n: [solutions[n]] for n in numbers},
             )
-            problems = reference_problems(reference, numbers)
-            if not problems:
-                results, _ = mutant_records(chapter, worker, template, secret)
-                problems = wrong_marks(marks(chapter, results, reference))
+            problems = reference_problems(reference, numbers) or wrong_marks(
+                marks(chapter, results, reference)
+            )
             print(
                 f"{chapter}, {f'secret {secret!r}' if secret else 'no secret'}: "
                 f"{len(found) - len(problems)} of {len(found)} mutants got the right mark"
