@@ -143,9 +143,9 @@ def pytest_xdist_make_scheduler(config, log):
     runs on the worker that opened it (each worker keeps the pages it opened), light, dark and phone alike. A test
     parametrised by chapter (one chapter's papermill run) is a unit per chapter, so that the runs of one test
     function spread over both workers instead of queueing on one; the checks of one chapter's graded run
-    (tests/test_notebooks_run.py) are one unit, on the worker that made the run. Every other parametrised
-    test is one unit, so that a module fixture its cases share (a grading of toy submissions) is made once, not on
-    each worker."""
+    (tests/test_notebooks_run.py) are one unit, on the worker that made the run. Every other test, parametrised or
+    not, goes with its module, so that a module fixture its tests share (a grading of toy submissions in
+    tests/test_grading.py) is made once, not once on each worker."""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -165,7 +165,7 @@ def pytest_xdist_make_scheduler(config, log):
                     return f"{test.split('::')[0]}[{params}]"
                 if re.match(r"\d\d_", params):  # one chapter's run
                     return nodeid
-                return test
+            # any other test stays with its module, where its module-scoped fixtures are made once
             return super()._split_scope(nodeid)
 
     return NotebookScopes(config, log)
