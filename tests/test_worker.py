@@ -137,3 +137,22 @@ _result({"calls": len(calls)})
 """
     )
     assert traced["calls"] == 0
+
+
+def test_what_a_job_prepares_reaches_every_run_and_what_it_was_given_does_not(worker):
+    """A job's `prepare` (trusted: the hidden test's work that does not depend on the answer) runs once after the
+    context; each run finds what it left in `_PREPARED`, and nothing else of its namespace, the secret included;
+    what one run changes in it, the next does not see."""
+    context = "import gc\nCALLS = []"
+    prepare = "_SECRET = 12345\nCALLS.append(1)\n_PREPARED = {'seed': 7}"
+    look = """
+leaked = any(
+    isinstance(o, dict) and o.get("_SECRET") == 12345 for o in gc.get_objects()
+)
+_result({"seed": _PREPARED["seed"], "calls": len(CALLS), "secret": "_SECRET" in globals(), "leaked": leaked})
+_PREPARED["seed"] = 0
+"""
+    got = worker.run_batch(context, [look, look], prepare=prepare)
+    for arrays in got:
+        assert arrays["seed"] == 7 and arrays["calls"] == 1, arrays
+        assert not arrays["secret"] and not arrays["leaked"], arrays

@@ -211,6 +211,8 @@ def read_by_test(hidden_source: str, number: int) -> set:
         if isinstance(node, ast.FunctionDef)
     }
     wanted, todo, read = set(), [f"exercise_{number}"], set()
+    if f"_prepare_{number}" in helpers:
+        todo.append(f"_prepare_{number}")
     while todo:
         name = todo.pop()
         read.add(name)
@@ -238,17 +240,38 @@ def context_source(template, cells: tuple, forbidden: set, answer_cell: int) -> 
     )
 
 
+def keyed(secret, chapter) -> str:
+    """The line that gives the hidden tests the secret's number, or none without a secret."""
+    return f"_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
+
+
 def run_source(answer: str, hidden_source: str, number: int, secret, chapter) -> str:
     """What runs after the context for one answer: the answer, then the hidden tests (after it, so that the answer
     cannot define what they use in advance) and exercise `number`'s driver."""
-    keyed = f"_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
     return "\n\n".join(
         [
             answer,
             COMMON.read_text(),
-            keyed,
+            keyed(secret, chapter),
             hidden_source,
             DRIVER.format(n=number, unchanged=UNCHANGED),
+        ]
+    )
+
+
+def prepare_source(hidden_source: str, number: int, secret, chapter) -> str | None:
+    """Where exercise `number`'s hidden test defines `_prepare_N()`, the work it does before any answer, once for
+    all the answers of a job (zygote.prepared): its result reaches each run as `_PREPARED`, which the test reads
+    when it is defined. It may hold only what the answer is given anyway (the seeds of the networks chosen): an
+    answer runs first and can read it."""
+    if f"def _prepare_{number}(" not in hidden_source:
+        return None
+    return "\n\n".join(
+        [
+            COMMON.read_text(),
+            keyed(secret, chapter),
+            hidden_source,
+            f"_PREPARED = _prepare_{number}()",
         ]
     )
 
@@ -301,7 +324,11 @@ def records(
         ]
         context = context_source(template, needed, forbidden, cells[number])
         results = worker.run_batch(
-            context, runs, timeout=timeout, context_timeout=max(120, timeout)
+            context,
+            runs,
+            timeout=timeout,
+            context_timeout=max(120, timeout),
+            prepare=prepare_source(hidden_source, number, secret, chapter),
         )
         found[number] = [record_of(result, number) for result in results]
     return found

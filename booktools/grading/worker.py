@@ -90,10 +90,12 @@ class Worker:
         cases: dict | None = None,
         timeout: float = 60,
         context_timeout: float = 120,
+        prepare: str | None = None,
     ) -> list:
         """For each source in `runs`, run after `context` (which runs once) in a process of its own: the arrays its
-        driver handed to `_result`, or a WorkerError saying why there are none. Tampered if the channel carried
-        anything the worker did not write for this job."""
+        driver handed to `_result`, or a WorkerError saying why there are none. `prepare`, trusted code, runs once
+        after the context and hands every run what it sets as `_PREPARED` (zygote.prepared). Tampered if the
+        channel carried anything the worker did not write for this job."""
         if self.broken:
             raise Tampered(self.broken)
         self.jobs += 1
@@ -102,6 +104,8 @@ class Worker:
         job |= {"timeout": timeout, "context_timeout": context_timeout}
         if cases:
             job["cases"] = _pack(cases)
+        if prepare:
+            job["prepare"] = prepare
         data = json.dumps(job).encode()
         try:
             self.process.stdin.write(struct.pack(">Q", len(data)) + data)

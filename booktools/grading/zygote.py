@@ -17,6 +17,7 @@ Frames, both ways: 8 bytes of big-endian length, then that many bytes of JSON.
 """
 
 import base64
+import gc
 import io
 import json
 import os
@@ -167,6 +168,18 @@ def one_run(namespace: dict, source: str) -> dict:
     return {"npz": base64.b64encode(buffer.getvalue()).decode()}
 
 
+def prepared(namespace: dict, source: str):
+    """What the job's `prepare` source leaves in `_PREPARED`: the hidden test's own work that does not depend on the
+    answer (choosing the networks to grade on), done once for all the job's runs. It runs after the context in a copy
+    of its namespace, which is emptied, with the secret it was given, before any answer runs."""
+    scratch = dict(namespace)
+    exec(compile(source, "<prepare>", "exec"), scratch)
+    found = scratch.get("_PREPARED")
+    scratch.clear()
+    gc.collect()
+    return found
+
+
 def context_then_runs(job: dict) -> dict:
     """In the child: silence its output, run the job's context once, then each of its runs in a grandchild of its own
     (forked from the context: what one run changes, the next does not see)."""
@@ -192,6 +205,8 @@ def context_then_runs(job: dict) -> dict:
     namespace = main.__dict__
     namespace["_CASES"] = cases
     exec(compile(job.get("context", ""), "<job>", "exec"), namespace)
+    if job.get("prepare"):
+        namespace["_PREPARED"] = prepared(namespace, job["prepare"])
     timeout = float(job.get("timeout", 60))
     return {
         "results": [
