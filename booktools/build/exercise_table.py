@@ -238,6 +238,25 @@ ABOUT = {
             15,
         ),
     },
+    "14_connection_designs": {
+        1: (
+            "Deep Delta Learning's update x + β(s − k·x)k, row by row, for gates from 0 to 2: values, exactly x "
+            "where β = 0, gradients to all four inputs, inputs left alone; `delta_operator` and `DeepDelta` "
+            "not used",
+            15,
+        ),
+        2: (
+            "DenseFormer's Σⱼ αⱼXⱼ for free weights and outputs of any shape: values, exactly the chosen "
+            "output for one-hot weights, gradients to α and the outputs; `DenseFormer` not used",
+            10,
+        ),
+        3: (
+            "one AttnRes read, a softmax over depth of w·RMSNorm(vⱼ) applied to the raw vⱼ: values, finite "
+            "for a source of zeros and a large query, gradients to the query and the sources; `AttnRes` not "
+            "used",
+            20,
+        ),
+    },
 }
 
 
