@@ -117,6 +117,10 @@ PROWLER = [
     for secret in {secrets!r}:
         if os.path.exists(secret):
             return -1
+    # nor the grader's own code, as an editable install of the book would put it on the path (the hidden tests too)
+    import importlib.util
+    if importlib.util.find_spec("booktools") is not None:
+        return -1
     # nor the instructor's secret phrase, which `make grade SECRET=...` also puts in MAKEFLAGS
     if any("instructor's phrase" in value for value in os.environ.values()):
         return -1
@@ -156,6 +160,7 @@ def prowler(tmp_path_factory):
     )  # an earlier run's grades
     secrets = [
         str(settings.ROOT / "notebooks" / settings.NOTEBOOKS[0].name),
+        str(settings.HIDDEN),
         str(folder / "another_student.ipynb"),
         str(toy["reference"]),
         str(folder / "grades.csv"),
@@ -219,8 +224,8 @@ def prowler(tmp_path_factory):
 
 
 def test_the_sandbox_has_no_network_its_own_home_and_a_memory_limit(prowler):
-    """Nor a way to the other runs' folders, where the other kernels' sockets are (exercise 1 answers wrong if it
-    sees one)."""
+    """Nor a way to the other runs' folders, where the other kernels' sockets are, nor to the grader's code and hidden
+    tests, as an install of the book into the venv would give (exercise 1 answers wrong if it sees one)."""
     row, reached_the_grader, written = prowler
     assert not written, f"a submission wrote outside its own folder: {written}"
     assert not reached_the_grader, "a submission connected to the grader's loopback"
@@ -401,15 +406,25 @@ def kernel_concluded_pass(run: dict) -> bool:
     )
 
 
+# Attacks on an IPython kernel's own machinery. Answers ran in the notebook's kernel until issue #41; they now run
+# in a process of their own that has no IPython (isolated.py), where these cannot even start.
+KERNEL_ONLY = {"input-transformer", "post-run-cell-hook"}
+
+
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_an_answer_that_tampers_with_the_kernel_scores_zero(attacks, attack):
-    """Each attack works inside the kernel where the answer runs (a check made there passes, so the test can fail),
-    and still scores 0 when it is run, because the answer is judged in the grader's process; and by default the
-    scan holds it, so it does not run at all."""
+    """Each attack works inside the process where the answer runs (a check made there passes, so the test can fail),
+    or, for an attack on the kernel's machinery, finds no kernel there; it still scores 0 when it is run, because the
+    answer is judged in the grader's process; and by default the scan holds it, so it does not run at all."""
     held, run, ran = attacks[attack]
-    assert kernel_concluded_pass(run), (
-        f"{attack}: no longer fools a check made inside the kernel, so this test shows nothing: {run['records']}"
-    )
+    if attack in KERNEL_ONLY:
+        errors = [r.get("error") or "" for r in run["records"].get(1, [])]
+        assert any("get_ipython" in e for e in errors), (attack, run["records"])
+    else:
+        assert kernel_concluded_pass(run), (
+            f"{attack}: no longer fools a check made where the answer runs, so this test shows nothing: "
+            f"{run['records']}"
+        )
     assert ran["exercise_1"] == 0, (
         f"{attack}: run, it got the mark from the judge outside the kernel: {ran}"
     )

@@ -2,7 +2,6 @@
 they stay out of the notebooks, they draw their inputs from the secret, and the in-kernel helper `_refers_to` sees
 what it must."""
 
-import json
 from pathlib import Path
 
 import nbformat
@@ -139,16 +138,16 @@ def test_a_colab_form_title_is_not_code():
 
 
 def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
-    """wrong_marks reads each mutant's grading cell: a wrong answer that passed, a right one that failed, and a hidden
-    test that printed nothing are all reported; a wrong answer that failed is not."""
+    """wrong_marks reads each mutant's record: a wrong answer that passed, a right one that failed, and a hidden test
+    that reported nothing are all reported; a wrong answer that failed, or that the scan held, is not."""
     from booktools.grading import mutation as mutants
-    from booktools.grading.cells import MARK, grading_cells
 
     (tmp_path / "99_toy.py").write_text(
         "# %% exercise 1, mark 0: a constant\ndef f(x):\n    return 2\n\n\n"
         "# %% exercise 1, mark 0: off by one\ndef f(x):\n    return x + 1\n\n\n"
         "# %% exercise 1, mark 1: another way\ndef f(x):\n    return x + x\n\n\n"
-        "# %% exercise 2, mark 0: silent\ndef g():\n    pass\n"
+        "# %% exercise 2, mark 0: silent\ndef g():\n    pass\n\n\n"
+        "# %% exercise 2, mark 0: a tamperer\ndef g():\n    pass\n"
     )
     monkeypatch.setattr(mutants, "MUTANTS", tmp_path)
     assert [m[:3] for m in mutants.mutants("99_toy")][:2] == [
@@ -161,20 +160,14 @@ def test_a_mutant_with_the_wrong_mark_is_reported(tmp_path, monkeypatch):
         return {"exercise": exercise, "observed": observed, "error": None}
 
     reference = {1: [record(1, 4)], 2: [record(2, 4)]}
-    printed = [4, 3, 5, None]  # what each mutant's hidden test observed of f(2)
-    cells = []
-    for index, value in enumerate(printed):
-        text = (
-            ""
-            if value is None
-            else MARK + json.dumps(record(1 + index // 3, value)) + "\n"
-        )
-        cells.append(grading_cells("", [1 + index // 3])[1])
-        cells[-1].metadata[mutants.TAG] = index
-        cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
-    wrong = mutants.wrong_marks(
-        "99_toy", nbformat.v4.new_notebook(cells=cells), reference
-    )
+    results = [
+        ("ran", record(1, 4)),
+        ("ran", record(1, 3)),
+        ("ran", record(1, 5)),
+        ("ran", None),
+        (mutants.HELD, ["patches a library"]),
+    ]
+    wrong = mutants.wrong_marks(mutants.marks("99_toy", results, reference))
     assert len(wrong) == 3 and "a constant: got 1, should get 0" in wrong[0], wrong
     assert (
         "another way: got 0, should get 1 (f(2) must be 4)" in wrong[1]

@@ -14,25 +14,26 @@ exercise solved (the instructor's solution spliced in) and the others untouched.
 A chapter's tests here run on one worker (tests/conftest.py), so its run is made once.
 The hidden tests grade under a secret (TEST_SECRET, as `make grade SECRET=...` does), so they draw inputs other than
 the seeds written in them, as in an instructor's private grading.
-`make colab-check` runs this file again in Colab's package versions. Set TEST_SEED (or TEST_SECRET) to try others.
+`make colab-check` runs the student versions again in Colab's package versions, without the grading (COLAB_CHECK).
+Set TEST_SEED (or TEST_SECRET) to try others.
 """
 
+import functools
+import os
 import re
 
 import nbformat
 import papermill
 import pytest
 
-from booktools.grading.cells import (
-    cell_problems,
-    exercises,
-    graded,
-    grading_cells,
-    records,
-)
+from booktools.execute import inject_parameters
+from booktools.grading import isolated
+from booktools.grading.cells import cell_problems, exercises, with_preamble
+from booktools.grading.grade import with_parameters
 from booktools.grading.judge import reference_problems, verdict
-from booktools.grading.mutation import marks, mutant_cells, wrong_marks
+from booktools.grading.mutation import marks, mutant_records, wrong_marks
 from booktools.grading.splice import rebuild
+from booktools.grading.worker import Worker
 from booktools.settings import STUDENT_DIR, TEST_SECRET
 from conftest import TEST_SEED, read_notebook, run_alone, same_marks_as_recorded
 
@@ -86,37 +87,58 @@ def submission(path, student) -> nbformat.NotebookNode:
 
 RUNS = {}  # chapter: its run, made once per worker (tests/conftest.py keeps a chapter's tests on one worker)
 
+# `make colab-check` runs this file in Colab's package versions, where students run the chapters, and sets
+# RC_COLAB_CHECK: there the student version runs and its asserts are checked, but nothing is graded. Grading (the
+# hidden tests on the reference solutions, the solved exercise's mark, the mutants) happens where instructors grade,
+# in .venv with the book's pins, which `make test` checks; the tests of it carry the `grading` mark.
+COLAB_CHECK = bool(os.environ.get("RC_COLAB_CHECK"))
+grading = pytest.mark.grading
+
 
 @pytest.fixture
 def run(notebook_path, tmp_path_factory) -> dict:
     """The chapter's student copy with one exercise solved, run alone in an empty folder under TEST_SEED as
-    `make grade` runs it (the answer spliced into the template), then the hidden tests; then every reference
-    solution and the hidden tests again; then every mutant. {'nb', 'numbers', 'k', 'solved_alone', 'reference'}."""
+    `make grade` runs it (the answer spliced into the template); then, as `make grade` grades, each exercise's answer
+    in isolation (isolated.py), the reference solutions likewise, and every mutant. {'nb', 'numbers', 'k',
+    'solved_alone', 'reference', 'marks'}."""
     name = notebook_path.stem
     if name not in RUNS:
-        reference = solutions(notebook_path)
         student = read_notebook(STUDENT_DIR / notebook_path.name)
         rebuilt, _, _ = rebuild(student, submission(notebook_path, student))
-        source, numbers = exercises(name, TEST_SECRET)
-        nb, n_submitted = graded(rebuilt, source, numbers, student, {"SEED": TEST_SEED})
-        n_first = len(nb.cells) - n_submitted
-        nb.cells += [nbformat.v4.new_code_cell(c.source) for c in reference]
-        n_all_solved = len(nb.cells)
-        nb.cells += grading_cells(source, numbers) + mutant_cells(
-            name, [c.source for c in reference]
-        )
-        run_alone(nb, tmp_path_factory.mktemp(name))
-
-        def read(start):
-            cells = nb.cells[start : start + n_first]
-            return records(nbformat.v4.new_notebook(cells=cells), 0)
-
+        _, numbers = exercises(name)
+        parameters = {"SEED": TEST_SEED}
+        if COLAB_CHECK:  # the student version alone, as Colab runs it: no grader's cell
+            nb = inject_parameters(rebuilt, parameters)
+            run_alone(nb, tmp_path_factory.mktemp(name))
+            RUNS[name] = {"nb": nb}
+            return RUNS[name]
+        nb = inject_parameters(with_preamble(rebuilt, student), parameters)
+        folder = tmp_path_factory.mktemp(name)
+        run_alone(nb, folder)
+        template = with_parameters(student, parameters)
+        stubs = isolated.stub_indices(template)
+        solved = {n: [rebuilt.cells[i].source] for n, i in stubs.items()}
+        solutions = isolated.solution_sources(read_notebook(notebook_path), template)
+        (folder / "worker").mkdir()
+        with Worker(folder / "worker") as worker:
+            grade = functools.partial(
+                isolated.records,
+                worker,
+                template,
+                hidden_source=isolated.tests_of(name),
+                secret=TEST_SECRET,
+                chapter=name,
+            )
+            reference = grade(answers={n: [solutions[n]] for n in numbers})
+            solved_alone = grade(answers=solved)
+            results = mutant_records(name, worker, template, TEST_SECRET)
         RUNS[name] = {
             "nb": nb,
             "numbers": numbers,
             "k": solved_exercise(notebook_path),
-            "solved_alone": read(n_submitted),
-            "reference": read(n_all_solved),
+            "solved_alone": solved_alone,
+            "reference": reference,
+            "marks": marks(name, results, reference),
         }
     return RUNS[name]
 
@@ -129,6 +151,7 @@ def test_every_assert_holds_and_only_untouched_stubs_raise(run):
     )
 
 
+@grading
 def test_the_hidden_tests_pass_the_reference_solutions(run):
     failed = reference_problems(run["reference"], run["numbers"])
     assert sorted(run["reference"]) == run["numbers"] and not failed, (
@@ -136,6 +159,7 @@ def test_the_hidden_tests_pass_the_reference_solutions(run):
     )
 
 
+@grading
 def test_the_solved_exercise_scores_and_the_untouched_ones_do_not(run):
     reference, alone, k = run["reference"], run["solved_alone"], run["k"]
     scores = {n: int(verdict(reference[n], alone.get(n))[0]) for n in run["numbers"]}
@@ -144,17 +168,18 @@ def test_the_solved_exercise_scores_and_the_untouched_ones_do_not(run):
     )
 
 
+@grading
 def test_every_mutant_gets_its_mark(notebook_path, run):
-    wrong = wrong_marks(notebook_path.stem, run["nb"], run["reference"])
+    wrong = wrong_marks(run["marks"])
     assert not wrong, (
         "hidden tests that mark a mutant answer wrongly (booktools/grading/mutants/):\n"
         + "\n".join(wrong)
     )
 
 
+@grading
 def test_every_mutant_gets_the_marks_recorded(notebook_path, run):
-    got = marks(notebook_path.stem, run["nb"], run["reference"])
-    same_marks_as_recorded(notebook_path.stem, got)
+    same_marks_as_recorded(notebook_path.stem, run["marks"])
 
 
 def test_papermill_sets_the_parameters(notebook_path, tmp_path):

@@ -1,25 +1,20 @@
-"""The cells the grader adds to a notebook, and what it reads back from them once they have run.
+"""The cells the grader adds to a notebook, the code it adds to each exercise's isolated run, and what it reads back.
 
 Before the notebook: PREAMBLE (kernel_preamble.py), what the results are printed with, and before each answer a
-watch on what the template's code defined. After it: the hidden tests (`exercises`), then one cell per exercise
-that prints what its test observed as one JSON line (`grading_cells`). `graded` assembles the three; `records`,
-`cell_problems` and `self_checks` read the executed notebook.
+watch on what the template's code defined (`with_preamble`); `cell_problems` and `self_checks` read the executed
+notebook. The hidden tests (`exercises`) and the same PREAMBLE and watch also go into each exercise's isolated run
+(isolated.py), whose record the watch's verdict (`UNCHANGED`) closes.
 """
 
 import hashlib
-import json
 import re
 from pathlib import Path
 
 import nbformat
 
-from booktools.execute import inject_parameters
 from booktools.grading.names import top_level_names
 from booktools.grading.splice import ANSWER_TAG, STUB
 from booktools.settings import HIDDEN
-
-MARK = "GRADE "
-
 
 # helpers every chapter's tests may use
 COMMON = Path(__file__).resolve().parent / "hidden" / "_common.py"
@@ -93,29 +88,6 @@ def with_preamble(nb, template=None) -> nbformat.NotebookNode:
 def graders_cell(cell) -> bool:
     """Whether a cell is one the grader added before the hidden tests (PREAMBLE, a watch)."""
     return cell.source == PREAMBLE or cell.source.startswith("_GRADER_WATCH(")
-
-
-def grading_cells(source: str, numbers: list) -> list:
-    """The hidden tests' definitions, then a cell per exercise that runs its test and prints what it observed (or
-    the error that stopped it) as one JSON line, with what PREAMBLE took before any answer ran."""
-    cells = [nbformat.v4.new_code_cell(source)]
-    for n in numbers:
-        cells.append(
-            nbformat.v4.new_code_cell(
-                "_OBSERVED.clear()\n"
-                "try:\n"
-                f"    exercise_{n}()\n"
-                "    _error = None\n"
-                "except BaseException as _err:  # KeyboardInterrupt too: a timed-out test is a failed test\n"
-                "    _error = 'timed out' if isinstance(_err, KeyboardInterrupt) else f'{type(_err).__name__}: {_err}'\n"
-                "_OBSERVED.append({'key': 'unchanged', 'value': _GRADER_CHANGED(), "
-                f"'why': {UNCHANGED!r}}})\n"
-                f"_GRADER_WRITE({chr(10) + MARK!r} + _GRADER_DUMPS({{'exercise': {n}, 'observed': _OBSERVED, "
-                "'error': _error and _error[:300]}) + '\\n')\n"
-                "_GRADER_FLUSH()\n"
-            )
-        )
-    return cells
 
 
 def cell_problems(nb, n_submitted: int) -> list:
@@ -198,49 +170,3 @@ def self_check_outcomes(nb, n_submitted: int) -> dict:
             said = outcomes[n]["said"] if not outcomes[n]["correct"] else said
         outcomes[n] = {"correct": correct, "said": said[:200]}
     return outcomes
-
-
-def records(nb, n_submitted: int) -> dict:
-    """{exercise number: [what each grading cell printed for it]} from the cells after the first `n_submitted` of an
-    executed notebook: JSON as the kernel wrote it, not yet trusted (`verdict` reads it). A grading cell's result
-    counts only as one whole line that its own exercise's record fills; any other text in that cell that holds the
-    mark (a forged line glued to the start of the real one, a line on stderr) counts as a second result, which
-    fails the exercise."""
-    found = {}
-    for cell in nb.cells[n_submitted:]:
-        m = re.search(r"^    exercise_(\d+)\(\)$", cell.source, re.M)
-        if not m:
-            continue  # the hidden tests' definitions
-        n = int(m[1])
-        text = "".join(out.get("text", "") for out in cell.get("outputs", []))
-        results = []
-        for line in text.splitlines():
-            try:  # a kernel can print anything: a line that is not a record is no result
-                record = (
-                    json.loads(line[len(MARK) :]) if line.startswith(MARK) else None
-                )
-                if int(record["exercise"]) == n:
-                    results.append(record)
-            except Exception:
-                continue
-        if text.count(MARK) > len(results):
-            results.append(
-                {"exercise": n, "observed": [], "error": "more than one result"}
-            )
-        if results:
-            found[n] = results
-    return found
-
-
-def graded(
-    nb, source: str, numbers: list, template=None, parameters: dict | None = None
-):
-    """(`nb` ready to grade, the number of its cells before the hidden tests, where `records` starts reading):
-    PREAMBLE and the watches (`with_preamble`, `template` as there), `parameters` set after the `parameters` cell
-    as papermill does, then the hidden tests `source` and a cell per exercise of `numbers` (`grading_cells`)."""
-    nb = with_preamble(nb, template)
-    if parameters:
-        nb = inject_parameters(nb, parameters)
-    n_submitted = len(nb.cells)
-    nb.cells += grading_cells(source, numbers)
-    return nb, n_submitted

@@ -3,24 +3,26 @@ __main__.py).
 
 What runs is not the submitted notebook but the chapter's student version with the submission's answers spliced
 in (splice.py): a cell added or edited elsewhere never runs, and is flagged. The answers are also scanned for code
-that tampers with the kernel (scan.py): an answer the scan flags is held, it does not run, its exercise's mark and
+that tampers with the grader (scan.py): an answer the scan flags is held, it does not run, its exercise's mark and
 the row's score are blank ("needs review", never a 0 that a gradebook imports), and the row says why, for a person
 to read it (`run_flagged` grades such answers after review). First the reference solutions run (below), each cell
 under the instructor's --timeout; then each submission runs in its own kernel, in an empty folder, headless, in the
 sandbox (sandbox.py), each cell allowed 10 times what the same cell of the reference took in this run, at least 30 s
 (`cell_limits`), so that a busy machine does not cost marks; a cell that raises or runs over is recorded and the run
-goes on. No kernel that starts (in the sandbox or at all), or a reference that does not run through, stops the
-grading with a message. Then the chapter's hidden tests
-(`booktools/grading/hidden/NN_topic.py`, one `exercise_N()` per exercise, never shipped to students or the site) run
-in the same kernel and record what each answer did, as JSON (cells.py).
+goes on. That run gives the self-checks' verdicts and the cells that failed, not the marks. No kernel that starts
+(in the sandbox or at all), or a reference that does not run through, stops the grading with a message.
 
-Nothing in that kernel decides a mark, since the answer's code could have patched anything there. The reference
-solutions run once more, in a kernel of their own (the instructor notebook, with the same hidden tests), and
-judge.py compares each answer's records with the reference's, in the grader's process, by the rules the reference's
-records state. Bad submissions become rows, not crashes.
+The marks come from the chapter's hidden tests (`booktools/grading/hidden/NN_topic.py`, one `exercise_N()` per
+exercise, never shipped to students or the site), each run with its exercise's answer alone, in a process of its
+own in the sandbox (isolated.py, worker.py): there the exercise's context (imports, the classes and data it builds
+on) exists, the helpers it forbids do not, and nothing of another exercise or of the grader does. Each test
+records what the answer did, as JSON; the reference solutions are graded the same way, and judge.py compares each
+answer's records with the reference's, in the grader's process, by the rules the reference's records state. Bad
+submissions become rows, not crashes.
 """
 
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -28,13 +30,14 @@ from pathlib import Path
 import nbformat
 
 from booktools import settings
+from booktools.execute import inject_parameters
+from booktools.grading import isolated
 from booktools.grading.cells import (
     cell_problems,
     exercises,
-    graded,
-    records,
     self_check_outcomes,
     self_checks,
+    with_preamble,
 )
 from booktools.grading.judge import reference_problems, score
 from booktools.grading.published import published
@@ -50,6 +53,7 @@ from booktools.grading.sandbox import (
 )
 from booktools.grading.scan import suspicions
 from booktools.grading.splice import fingerprint, rebuild
+from booktools.grading.worker import Worker, WorkerError
 from booktools.settings import GRADE_CELL_TIMEOUT, GRADE_MEMORY_GB, HIDDEN, headless
 
 
@@ -144,32 +148,82 @@ def reference_records(
     reference: Path | None = None,
     hidden: Path = HIDDEN,
     timed: bool = False,
+    template: Path | None = None,
 ):
-    """What the hidden tests (in the folder `hidden`) observe of the reference solutions: the instructor notebook
-    (`reference`, default notebooks/NN_topic.ipynb), run with the same parameters and secret as the submissions, in a
-    kernel of its own that no submission touches, each cell under `timeout` seconds. Stops with a message if a cell
-    of it runs over or raises, or a hidden test does not pass the reference. With `timed`: (the records, how long
-    each cell ran: `cell_seconds`)."""
-    source, numbers = exercises(chapter, secret, hidden)
+    """What the hidden tests (in the folder `hidden`) observe of the reference solutions, each exercise's in a
+    process of its own as a submission's answers are (isolated.py), with the same parameters and secret: the
+    instructor notebook's solutions (`reference`, default notebooks/NN_topic.ipynb) in the student version's
+    (`template`) places. First the instructor notebook runs through, each cell under `timeout` seconds, in a kernel
+    of its own that no submission touches. Stops with a message if a cell of it runs over or raises, or a hidden
+    test does not pass the reference. With `timed`: (the records, how long each cell and each exercise's job ran:
+    `cell_seconds`, with ("exercise", N) keys for the jobs)."""
+    _, numbers = exercises(chapter, secret, hidden)
     instructor = nbformat.read(reference or instructor_notebook(chapter), as_version=4)
-    nb, n_notebook = graded(instructor, source, numbers, parameters=parameters)
+    nb = with_preamble(instructor)
+    if parameters:
+        nb = inject_parameters(nb, parameters)
     headless()
     # its own kernel, over Unix sockets as the submissions' are, in a folder the sandboxed kernels cannot see
     with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
         notes = execute(nb, timeout, Path(workdir), [])
-    found = records(nb, n_notebook)
-    if problems := notes + cell_problems(nb, n_notebook):
+    if problems := notes + cell_problems(nb, len(nb.cells)):
         raise SystemExit(
             f"The reference solutions of {chapter} did not run through, so nothing can be graded against them (each "
             f"cell may run {timeout} s: TIMEOUT= raises it on a slow or busy machine): "
             + "; ".join(problems)
         )
+    seconds = cell_seconds(nb)
+    pristine = with_parameters(template_of(chapter, template), parameters)
+    solutions = isolated.solution_sources(instructor, pristine)
+    found = {}
+    with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
+        with Worker(Path(workdir)) as worker:
+            for n in numbers:
+                started = time.monotonic()
+                found |= isolated.records(
+                    worker,
+                    pristine,
+                    {n: [solutions[n]]},
+                    isolated.tests_of(chapter, hidden),
+                    secret,
+                    chapter,
+                    timeout,
+                )
+                seconds[("exercise", n)] = time.monotonic() - started
     if problems := reference_problems(found, numbers):
         raise SystemExit(
             f"The hidden tests of {chapter} do not pass the reference solutions, so nothing can be graded against "
             "them: " + "; ".join(problems)
         )
-    return (found, cell_seconds(nb)) if timed else found
+    return (found, seconds) if timed else found
+
+
+def worker_problem(prefix: list) -> str | None:
+    """None if a worker (worker.py) starts under `prefix` and runs a job, else what went wrong."""
+    with tempfile.TemporaryDirectory(dir=runs_folder()) as folder:
+        try:
+            with Worker(Path(folder), list(prefix)) as worker:
+                if worker.run("_result({'answer': 6 * 7})", timeout=60)["answer"] != 42:
+                    return "a job gave a wrong result"
+        except WorkerError as err:
+            return str(err)
+    return None
+
+
+def job_limit(timeout, number: int) -> float:
+    """The seconds exercise `number`'s job may run for a submission: `timeout` itself, or, given the reference's
+    timings (`cell_limits`' arguments), `multiple` times what the reference's job took, at least `floor`."""
+    if not isinstance(timeout, tuple):
+        return timeout
+    seconds, floor, multiple = timeout
+    took = seconds.get(("exercise", number), max(seconds.values(), default=0.0))
+    return max(floor, multiple * took)
+
+
+def with_parameters(template, parameters: dict | None):
+    """A copy of the student version with `parameters` set after its `parameters` cell, as papermill does."""
+    template = nbformat.from_dict(template)
+    return inject_parameters(template, parameters) if parameters else template
 
 
 def run_submission(
@@ -216,12 +270,39 @@ def run_submission(
         run["held"] = {k: w for k, w in suspect.items() if w}
     if run["held"]:
         nb, _, _ = rebuild(pristine, submitted, frozenset(run["held"]))
-    nb, n_submitted = graded(nb, source, numbers, pristine, parameters)
+    spliced = nb
+    nb = with_preamble(nb, pristine)
+    if parameters:
+        nb = inject_parameters(nb, parameters)
+    n_submitted = len(nb.cells)
     headless()
     limit = cell_limits(*timeout) if isinstance(timeout, tuple) else timeout
     with tempfile.TemporaryDirectory(dir=runs_folder()) as workdir:
-        notes = execute(nb, limit, Path(workdir), list(prefix))
-    run["records"] = records(nb, n_submitted)
+        (Path(workdir) / "notebook").mkdir()
+        (Path(workdir) / "answers").mkdir()
+        notes = execute(nb, limit, Path(workdir) / "notebook", list(prefix))
+        # each answer in a process of its own, where the helpers its exercise forbids do not exist (isolated.py)
+        rebuilt = with_parameters(pristine, parameters)
+        stubs = isolated.stub_indices(rebuilt)
+        answers = {
+            n: [spliced.cells[stubs[n]].source]
+            for n in numbers
+            if n in stubs and n not in run["held"]
+        }
+        try:
+            with Worker(Path(workdir) / "answers", list(prefix)) as worker:
+                for n, sources in answers.items():
+                    run["records"] |= isolated.records(
+                        worker,
+                        rebuilt,
+                        {n: sources},
+                        isolated.tests_of(chapter, hidden),
+                        secret,
+                        chapter,
+                        job_limit(timeout, n),
+                    )
+        except WorkerError as err:
+            notes.append(f"grading stopped: {err}")
     run["notes"] = "; ".join(cell_problems(nb, n_submitted) + notes)
     run["flags"] = "; ".join(flags)
     run["self_checks"] = self_checks(nb, n_submitted)
@@ -292,15 +373,21 @@ def run_all(
                 else "",
             )
         )
+    # and the process the answers run in (worker.py), in the same sandbox
+    if why := worker_problem(prefix):
+        raise SystemExit(
+            f"The process that runs each answer does not start{' in the grading sandbox' if sandbox else ''}, so "
+            f"nothing was graded: {why}"
+        )
     expected, seconds = reference_records(
-        chapter, timeout, None, secret, reference, hidden, timed=True
+        chapter, timeout, None, secret, reference, hidden, timed=True, template=template
     )
     limits = (seconds, timeout_floor, timeout_multiple)
     if sandbox:  # CPU time: a busy machine stretches wall-clock time, never CPU time
         longest = sum(
             max(timeout_floor, timeout_multiple * took)
             for (kind, _), took in seconds.items()
-            if kind == "source"
+            if kind in ("source", "exercise")
         )
         prefix = sandbox_command(memory_gb, hide, max(GRADE_CPU_SECONDS, longest))
     n = len(paths)

@@ -126,6 +126,16 @@ def reference_problems(reference: dict, numbers: list) -> list:
         passed, why = verdict(found, found)
         if not passed:
             problems.append(f"exercise {n}: the reference fails its own test ({why})")
+            continue
+        changed = [
+            o["value"]
+            for o in found[0].get("observed", [])
+            if o.get("key") == "unchanged" and o.get("value")
+        ]
+        if changed:  # what the reference changed, every answer must change too: a watch that sees a warm-up
+            problems.append(
+                f"exercise {n}: the reference solution's run changed {changed[0]}: warm it up before the watch"
+            )
     return problems
 
 

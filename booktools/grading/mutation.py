@@ -5,15 +5,14 @@ and the code below it, which replaces the exercise's solution (it defines the sa
 get. A hidden test that gives a wrong answer the mark, or a correct alternative none, is a failing test. A mutant
 that tampers with the kernel (every exercise has one) is held by the scan, as `make grade` holds such an answer: it
 never runs, and gets 0; a correct alternative that the scan holds is a failing test too.
-tests/test_notebooks_run.py grades every mutant of a chapter at the end of the chapter's graded run, in the same
-kernel (no notebook runs again), and restores the reference solution after each exercise's mutants. Each mutant is
-judged as `make grade` judges an answer (judge.verdict): what its hidden test observed against what the same test
-observed of the reference solutions, which ran in that kernel before the mutants.
+tests/test_notebooks_run.py grades every mutant of a chapter as `make grade` grades an answer: in isolation
+(isolated.py: a process of its own, where the helpers its exercise forbids do not exist; the mutants of one exercise
+share the context's run, each in a process forked from it), and judged by judge.verdict: what its hidden test
+observed against what the same test observed of the reference solutions, graded the same way.
 
 Usage, for authors writing mutants: python -m booktools.grading.mutation NN_topic [SECRET ...]
-(runs the instructor notebook once, then every mutant, and prints each wrong mark; exit status 1 if there is one.
-With secrets, the hidden tests and the mutants again under each, in the same kernel: they must tell right from wrong
-on whatever inputs an instructor's secret draws. About a minute a chapter, plus a few seconds a secret.)"""
+(grades the reference solutions and every mutant, and prints each wrong mark; exit status 1 if there is one. With
+secrets, again under each: they must tell right from wrong on whatever inputs an instructor's secret draws.)"""
 
 import re
 import sys
@@ -22,20 +21,14 @@ from pathlib import Path
 
 import nbformat
 
-from booktools.execute import run_notebook
-from booktools.grading.cells import (
-    exercises,
-    grading_cells,
-    records,
-    secret_number,
-    with_preamble,
-)
+from booktools.grading import isolated
+from booktools.grading.cells import exercises
 from booktools.grading.judge import reference_problems, verdict
 from booktools.grading.scan import suspicions
+from booktools.grading.worker import Worker
 from booktools.settings import MUTANTS, NOTEBOOKS, STUDENT_DIR, headless
 
-TAG = "mutant"  # the metadata tag of a mutant's grading cell: {"mutant": index}
-HELD = "held"  # a mutant the scan flags is held, as `make grade` holds such an answer: {"held": reasons}, mark 0
+HELD = "held"  # a mutant the scan flags is held, as `make grade` holds such an answer: never run, mark 0
 
 
 HEADER = re.compile(r"^# %% exercise (\d+), mark ([01]): (.+)$", re.M)
@@ -54,50 +47,56 @@ def mutants(chapter: str) -> list:
     ]
 
 
-def mutant_cells(chapter: str, reference: list) -> list:
-    """Cells to append to a kernel in which the chapter and the hidden tests have run: for each mutant, its code and
-    its exercise's hidden test; after each exercise's mutants, that exercise's reference solution again."""
-    source, numbers = exercises(
-        chapter
-    )  # the source only for the call cell ([1]) below
-    cells = []
+def mutant_records(chapter: str, worker, template, secret=None) -> list:
+    """For each mutant of the chapter, in the file's order: ('held', reasons) where the scan holds it, as `make grade`
+    holds such an answer (never run), else ('ran', the record its hidden test made of it), each graded in isolation
+    (isolated.py) as a submission's answer is, the mutants of one exercise in one job. `template`: the student
+    version (with any parameters set)."""
+    source, numbers = exercises(chapter)  # what the scan reads
+    tests = isolated.tests_of(chapter)
     found = mutants(chapter)
-    template = nbformat.read(STUDENT_DIR / f"{chapter}.ipynb", as_version=4)
+    results = [None] * len(found)
     for exercise in sorted({m[0] for m in found}):
         if exercise not in numbers:
             raise ValueError(
                 f"{chapter}: a mutant of exercise {exercise}, which has no hidden test"
             )
+        run = []
         for index, (n, _, _, code) in enumerate(found):
             if n != exercise:
                 continue
-            # held as `make grade` holds it: never run (it could tamper with the kernel)
             if reasons := suspicions({n: code}, template, source)[n]:
-                cells.append(
-                    nbformat.v4.new_code_cell("", metadata={TAG: index, HELD: reasons})
-                )
-                continue
-            # the test call alone: the hidden source has already run
-            grading = grading_cells(source, [n])[1]
-            grading.metadata[TAG] = index
-            cells += [nbformat.v4.new_code_cell(code), grading]
-        cells.append(nbformat.v4.new_code_cell(reference[exercise - 1]))
-    return cells
+                results[index] = (HELD, reasons)
+            else:
+                run.append(index)
+        # the mutant's code in place of its exercise's whole cell, as it replaces the solution
+        sources = [found[i][3] for i in run]
+        got = (
+            isolated.records(
+                worker, template, {exercise: sources}, tests, secret, chapter
+            )[exercise]
+            if run
+            else []
+        )
+        for index, record in zip(run, got):
+            results[index] = ("ran", record)
+    return results
 
 
-def marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
-    """What each mutant got in an executed notebook with mutant_cells, judged against `reference`, what the hidden
-    tests recorded of the reference solutions (`judge.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}]
-    in the file's order; 'got' is None where the hidden test reported nothing."""
-    found, got = mutants(chapter), []
-    for cell in nb.cells:
-        if TAG not in cell.metadata:
-            continue
-        n, mark, what, _ = found[cell.metadata[TAG]]
-        if HELD in cell.metadata:
-            passed, why = False, f"held by the scan: {', '.join(cell.metadata[HELD])}"
-        elif printed := records(nbformat.v4.new_notebook(cells=[cell]), 0).get(n):
-            passed, why = verdict(reference[n], printed)
+def marks(chapter: str, results: list, reference: dict) -> list:
+    """What each mutant got (`mutant_records`' results), judged against `reference`, what the hidden tests recorded of
+    the reference solutions (`judge.verdict`): [{'exercise', 'what', 'should', 'got', 'reason'}] by exercise, in the
+    file's order within each; 'got' is None where the hidden test reported nothing."""
+    got = []
+    # by exercise, then in the file's order within each
+    order = sorted(range(len(results)), key=lambda i: (mutants(chapter)[i][0], i))
+    for (n, mark, what, _), (kind, found) in (
+        (mutants(chapter)[i], results[i]) for i in order
+    ):
+        if kind == HELD:
+            passed, why = False, f"held by the scan: {', '.join(found)}"
+        elif found and found.get("observed") is not None:
+            passed, why = verdict(reference[n], [found])
         else:
             passed, why = None, "the hidden test reported nothing"
         got.append(
@@ -112,8 +111,8 @@ def marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
     return got
 
 
-def wrong_marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> list:
-    """A sentence for each mutant that got the wrong mark (or none) in an executed notebook with mutant_cells."""
+def wrong_marks(got: list) -> list:
+    """A sentence for each mutant that got the wrong mark (or none), of `marks`' list."""
     return [
         f"exercise {m['exercise']}, {m['what']}: "
         + (
@@ -121,14 +120,14 @@ def wrong_marks(chapter: str, nb: nbformat.NotebookNode, reference: dict) -> lis
             if m["got"] is None
             else f"got {m['got']}, should get {m['should']} ({m['reason']})"
         )
-        for m in marks(chapter, nb, reference)
+        for m in got
         if m["got"] != m["should"]
     ]
 
 
 def main(chapter: str, secrets: list) -> int:
-    """Run the instructor notebook once; then, for no secret and for each of `secrets`, the hidden tests on the
-    reference solutions and on every mutant, in the same kernel (the hidden tests read _SECRET when they run)."""
+    """The hidden tests on the reference solutions and on every mutant, each in isolation as `make grade` runs an
+    answer, for no secret and for each of `secrets` (the hidden tests draw their inputs from it)."""
     path = next((p for p in NOTEBOOKS if p.stem == chapter), None)
     if path is None:
         raise SystemExit(
@@ -138,37 +137,32 @@ def main(chapter: str, secrets: list) -> int:
         raise SystemExit(
             f"No mutants for {chapter}: write {MUTANTS / (chapter + '.py')}."
         )
-    nb = with_preamble(nbformat.read(path, as_version=4))
-    reference = [c.source for c in nb.cells if "### BEGIN SOLUTION" in c.source]
-    source, numbers = exercises(chapter)
-    nb.cells += grading_cells(source, numbers)[:1]  # the hidden tests' definitions
-    segments = []
-    for secret in [None, *secrets]:
-        start = len(nb.cells)
-        number = secret_number(secret, chapter) if secret else 0
-        nb.cells.append(nbformat.v4.new_code_cell(f"_SECRET = {number}"))
-        nb.cells += grading_cells(source, numbers)[1:]
-        solved = len(nb.cells)
-        nb.cells += mutant_cells(chapter, reference)
-        segments.append((secret, start, solved, len(nb.cells)))
-    headless()
-    with tempfile.TemporaryDirectory() as workdir:
-        run_notebook(nb, Path(workdir), allow_errors=True)
+    template = nbformat.read(STUDENT_DIR / f"{chapter}.ipynb", as_version=4)
+    solutions = isolated.solution_sources(nbformat.read(path, as_version=4), template)
+    tests, numbers = isolated.tests_of(chapter), exercises(chapter)[1]
     found, status = mutants(chapter), 0
-    for secret, start, solved, end in segments:
-        reference = records(nbformat.v4.new_notebook(cells=nb.cells[start:solved]), 0)
-        problems = reference_problems(reference, numbers)
-        if not problems:
-            problems = wrong_marks(
-                chapter, nbformat.v4.new_notebook(cells=nb.cells[solved:end]), reference
+    headless()
+    with tempfile.TemporaryDirectory() as workdir, Worker(Path(workdir)) as worker:
+        for secret in [None, *secrets]:
+            reference = isolated.records(
+                worker,
+                template,
+                {n: [solutions[n]] for n in numbers},
+                tests,
+                secret,
+                chapter,
             )
-        print(
-            f"{chapter}, {f'secret {secret!r}' if secret else 'no secret'}: "
-            f"{len(found) - len(problems)} of {len(found)} mutants got the right mark"
-        )
-        for line in problems:
-            print("  WRONG:", line)
-        status |= bool(problems)
+            problems = reference_problems(reference, numbers)
+            if not problems:
+                results = mutant_records(chapter, worker, template, secret)
+                problems = wrong_marks(marks(chapter, results, reference))
+            print(
+                f"{chapter}, {f'secret {secret!r}' if secret else 'no secret'}: "
+                f"{len(found) - len(problems)} of {len(found)} mutants got the right mark"
+            )
+            for line in problems:
+                print("  WRONG:", line)
+            status |= bool(problems)
     return status
 
 

@@ -88,8 +88,9 @@ def runs_folder() -> Path:
 
 
 NO_SANDBOX_HELP = """\
-make grade runs each submission in a sandbox: no network, a throwaway home and working folder, and a memory
-limit, made with `unshare` (user and network namespaces). This system does not allow it:
+make grade runs each submission in a sandbox: no network, a throwaway home and working folder, and limits on
+memory, CPU time and processes, made with bubblewrap where it is installed and with `unshare` where it is not.
+Both need user namespaces, and this system does not allow them:
   {why}
 Inside a container this is common: Docker's default seccomp profile blocks user namespaces, and some
 hosts switch them off (on Debian, `sysctl kernel.unprivileged_userns_clone`). Either allow them, or grade

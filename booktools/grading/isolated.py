@@ -1,0 +1,329 @@
+"""Each exercise's answer in a process of its own, where the helpers it forbids do not exist (issue #41, item 1).
+
+The job a worker (worker.py) runs for exercise N of a chapter, once for any number of answers (`records`). Its context,
+run once:
+1. the exercise's context: the template's cells, in the notebook's order, that bind a name the answer, the exercise's
+   hidden test or a cell already taken names (`context_cells`): its imports, and the classes and data it builds on,
+   never a cell after the answer's;
+2. the forbidden helpers (`forbidden_helpers`, and whatever of the template's code reaches one: names.reaching) taken
+   out of the namespace, with every global that holds one (an instance, a subclass, a network or a list with one),
+   then a check that no function or class of that name is still alive anywhere in the process;
+   each name then stands for a placeholder that fails when used (so an answer that calls one fails, and
+   `_refers_to` in the hidden test sees it named).
+Then, for each answer, in a process forked from the context:
+3. the answer's cell, as the student wrote it inside the template's;
+4. the hidden tests' shared helpers (hidden/_common.py), the number made from the instructor's secret, the hidden
+   tests, then exercise N's, whose observations go back to the grader as one JSON record.
+No other exercise's answer, no other exercise's test and nothing of the grader is in the process: a frame walk, a
+string lookup or an import finds only what the job brought.
+"""
+
+import ast
+import json
+import symtable
+from pathlib import Path
+
+import numpy as np
+
+from booktools.grading.cells import COMMON, PREAMBLE, UNCHANGED, WATCH, secret_number
+from booktools.grading.names import forbidden_helpers, reaching, top_level_names
+from booktools.grading.splice import rebuild, stub_cells
+from booktools.grading.worker import Worker, WorkerError
+from booktools.settings import HIDDEN
+
+
+def _statements(source: str) -> list:
+    """Every node of a cell's code that runs when the cell runs: not the bodies of its functions and classes."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        ):
+            todo += list(ast.iter_child_nodes(node))
+    return found
+
+
+def imports(source: str) -> set:
+    """The names a cell binds by importing them (under an `if` or a `try` too)."""
+    return {
+        (a.asname or a.name).split(".")[0]
+        for node in _statements(source)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for a in node.names
+    }
+
+
+def binds(source: str) -> set:
+    """The names a cell binds when it runs: definitions, assignments, loop targets, imports."""
+    return imports(source) | {
+        node.name
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        else node.id
+        for node in _statements(source)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store))
+    }
+
+
+def mentions(source: str, top_only: bool = False) -> set:
+    """The global names a piece of code reads and does not bind itself (symtable's view: a function's local
+    variables, parameters and comprehension variables are not global; attributes are not names). `top_only`: only
+    what runs when the code is defined (decorators, default values), not what its functions read when called."""
+    try:
+        top = symtable.symtable(source, "<cell>", "exec")
+    except SyntaxError:
+        return set()
+    found, tables = set(), [top]
+    while tables:
+        table = tables.pop()
+        tables += [] if top_only else table.get_children()
+        for symbol in table.get_symbols():
+            if not symbol.is_referenced():
+                continue
+            if table is top:
+                if not (symbol.is_assigned() or symbol.is_imported()):
+                    found.add(symbol.get_name())
+            elif symbol.is_global():
+                found.add(symbol.get_name())
+    return found - binds(source)
+
+
+def context_cells(
+    template, upto: int, wanted: set, forbidden: set = frozenset()
+) -> list:
+    """The indices of the template's code cells before cell `upto` that the names in `wanted` need: for each name, the
+    first cell that imports it, else the last cell before `upto` that binds it; then the cells the names those cells
+    read need, in the notebook's order. A forbidden name takes no cell in by itself."""
+    where, imported = {}, {}
+    for i, cell in enumerate(template.cells[:upto]):
+        if cell.cell_type != "code":
+            continue
+        for name in binds(cell.source):
+            where[name] = i  # the last binding before the answer
+        for name in imports(cell.source):
+            imported.setdefault(
+                name, i
+            )  # an import is the same wherever it is repeated
+    where |= imported
+    taken, todo, seen = set(), set(wanted) - set(forbidden), set()
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        if name in where and where[name] not in taken:
+            taken.add(where[name])
+            todo |= mentions(template.cells[where[name]].source) - seen - set(forbidden)
+    return sorted(taken)
+
+
+# In the job, before the answer: what takes the forbidden helpers out, and what their names stand for after.
+ABSENT = """
+class _Absent:
+    def __init__(self, name, why="write it yourself"):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_why", why)
+    def _fail(self, *args, **kwargs):
+        raise NameError(f"{self._name} is not available to this exercise: {self._why}")
+    __call__ = __getattr__ = __getitem__ = __iter__ = __bool__ = _fail
+
+
+def _take_out(names):
+    import functools as _functools
+    import gc as _gc
+    import types as _types
+
+    space = globals()
+    targets = {n: space[n] for n in names if n in space}
+
+    def held(value, depth=0, seen=None):  # the helper the value is, or holds: as a subclass, an instance, a
+        # module, in a container (nested up to 6 deep), a partial, a bound method or a closure
+        seen = set() if seen is None else seen
+        if id(value) in seen:
+            return None
+        seen.add(id(value))
+        for n, t in targets.items():
+            if value is t or isinstance(t, type) and (
+                isinstance(value, t) or isinstance(value, type) and issubclass(value, t)
+            ):
+                return n
+        if depth > 6:
+            return None
+        inside = []
+        if hasattr(value, "_modules") and callable(getattr(value, "modules", None)):
+            inside = [m for m in value.modules() if m is not value]
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            inside = list(value)[:1000]
+        elif isinstance(value, dict):
+            inside = list(value.values())[:1000]
+        elif isinstance(value, _functools.partial):
+            inside = [value.func, *value.args, *value.keywords.values()]
+        elif isinstance(value, _types.MethodType):
+            inside = [value.__func__, value.__self__]
+        elif isinstance(value, _types.FunctionType):
+            inside = [c.cell_contents for c in value.__closure__ or () if c.cell_contents is not c]
+            inside += list(value.__defaults__ or ()) + list((value.__kwdefaults__ or {}).values())
+        return next((n for n in (held(v, depth + 1, seen) for v in inside) if n), None)
+
+    holders = {}
+    for name, value in list(space.items()):
+        helper = None if name.startswith("__") else held(value)
+        if helper:
+            holders[name] = helper
+            space.pop(name)
+    targets = held = value = None
+    _gc.collect()
+    alive = sorted({o.__name__ for o in _gc.get_objects()
+                    if isinstance(o, (_types.FunctionType, type)) and getattr(o, "__name__", None) in names
+                    and getattr(getattr(o, "__code__", None), "co_filename", "<job>") == "<job>"})
+    if alive:
+        raise RuntimeError(f"the context still holds {alive}: it cannot be graded in isolation")
+    for name, helper in holders.items():
+        space[name] = _Absent(name) if name == helper else _Absent(
+            name, f"it holds {helper}, which this exercise asks you to write yourself"
+        )
+    for name in names:
+        space.setdefault(name, _Absent(name))
+"""
+
+DRIVER = """
+_OBSERVED.clear()
+try:
+    exercise_{n}()
+    _error = None
+except BaseException as _err:
+    _error = f"{{type(_err).__name__}}: {{_err}}"[:300]
+_OBSERVED.append({{"key": "unchanged", "value": _GRADER_CHANGED(), "why": {unchanged!r}}})
+_result({{"record": _GRADER_DUMPS({{"exercise": {n}, "observed": _OBSERVED, "error": _error}})}})
+"""
+
+
+def read_by_test(hidden_source: str, number: int) -> set:
+    """The global names exercise `number`'s hidden test reads, with the private helpers it calls and what they read,
+    and what the hidden tests' definitions read when they are defined (decorators) and their shared helpers read."""
+    helpers = {
+        node.name: ast.get_source_segment(hidden_source, node)
+        for node in ast.parse(hidden_source).body
+        if isinstance(node, ast.FunctionDef)
+    }
+    wanted, todo, read = set(), [f"exercise_{number}"], set()
+    while todo:
+        name = todo.pop()
+        read.add(name)
+        used = mentions(helpers[name])
+        wanted |= used
+        todo += [h for h in used if h in helpers and h not in read]
+    return (
+        wanted | mentions(COMMON.read_text()) | mentions(hidden_source, top_only=True)
+    )
+
+
+def context_source(template, cells: tuple, forbidden: set, answer_cell: int) -> str:
+    """The job's context: the template's `cells`, then the forbidden helpers taken out, then the watch on what the
+    answer must leave alone (kernel_preamble.py; the names the answer's cell binds are the answer's)."""
+    return "\n\n".join(
+        [
+            *(template.cells[i].source for i in cells),
+            ABSENT,
+            f"_take_out({sorted(forbidden)!r})",
+            PREAMBLE,
+            WATCH.format(
+                names=sorted(top_level_names(template.cells[answer_cell].source))
+            ),
+        ]
+    )
+
+
+def run_source(answer: str, hidden_source: str, number: int, secret, chapter) -> str:
+    """What runs after the context for one answer: the answer, then the hidden tests (after it, so that the answer
+    cannot define what they use in advance) and exercise `number`'s driver."""
+    keyed = f"_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
+    return "\n\n".join(
+        [
+            answer,
+            COMMON.read_text(),
+            keyed,
+            hidden_source,
+            DRIVER.format(n=number, unchanged=UNCHANGED),
+        ]
+    )
+
+
+def tests_of(chapter: str, hidden: Path = HIDDEN) -> str:
+    """A chapter's hidden tests as written (booktools/grading/hidden/NN_topic.py), without the shared helpers and
+    the secret, which each run adds (`run_source`)."""
+    return (Path(hidden) / f"{chapter}.py").read_text()
+
+
+def stub_indices(template) -> dict:
+    """{exercise number: index of its stub's cell} in the student version."""
+    return {number: i for i, number, _, _ in stub_cells(template)}
+
+
+def records(
+    worker: Worker,
+    template,
+    answers: dict,
+    hidden_source: str,
+    secret: str | None,
+    chapter: str,
+    timeout: float = 120,
+) -> dict:
+    """{exercise number: [a record for each answer]} for `answers` ({number: [whole cells' sources]}). The answers
+    of an exercise that need the same context share one job (the context runs once, each answer in a process of its
+    own); an answer whose run gave no record has a record of its error."""
+    found = {}
+    cells = stub_indices(template)
+    for number, sources in sorted(answers.items()):
+        forbidden = reaching(
+            template, forbidden_helpers(hidden_source).get(number, set())
+        )
+        reads = read_by_test(hidden_source, number)
+        groups = {}  # context cells -> indices of the answers that need them
+        for k, answer in enumerate(sources):
+            needed = context_cells(
+                template, cells[number], reads | mentions(answer), forbidden
+            )
+            groups.setdefault(tuple(needed), []).append(k)
+        found[number] = [None] * len(sources)
+        for needed, members in groups.items():
+            runs = [
+                run_source(sources[k], hidden_source, number, secret, chapter)
+                for k in members
+            ]
+            context = context_source(template, needed, forbidden, cells[number])
+            for k, result in zip(
+                members,
+                worker.run_batch(
+                    context, runs, timeout=timeout, context_timeout=max(120, timeout)
+                ),
+            ):
+                try:
+                    if isinstance(result, WorkerError):
+                        raise result
+                    record = json.loads(str(np.asarray(result["record"]).item()))
+                except (WorkerError, KeyError, ValueError) as err:
+                    record = {
+                        "exercise": number,
+                        "observed": [],
+                        "error": str(err)[:300],
+                    }
+                found[number][k] = record
+    return found
+
+
+def solution_sources(instructor, template) -> dict:
+    """{exercise number: its cell with the instructor notebook's answer in it}: the instructor notebook read as a
+    submission (splice.rebuild), so that the reference's answers run where a student's would."""
+    spliced, answers, _ = rebuild(template, instructor)
+    stubs = stub_indices(template)
+    missing = sorted(set(stubs) - set(answers))
+    if missing:
+        raise SystemExit(
+            f"The instructor notebook has no answer for exercise(s) {missing} of the student version: run `make student`."
+        )
+    return {number: spliced.cells[i].source for number, i in stubs.items()}

@@ -1,0 +1,121 @@
+"""The attacks of issue #41 on an exercise's forbidden helper, each shown first where the answer shares its namespace
+with the notebook, as it did when the hidden tests ran in the student's kernel: there the attack gets the helper's
+result and the hidden test's check (`_refers_to`, which reads the names the answer's code uses) does not see it.
+Then the same answer is graded as `make grade` grades it, in a process of its own where the helper does not exist
+(booktools/grading/isolated.py): the attack scores 0, and the reason says the helper is not available.
+
+The exercise attacked: chapter 04's exercise 2, kendall_distance, which must not call kendall_tau_distance."""
+
+import sys
+import types
+
+import pytest
+
+from booktools.grading import isolated
+from booktools.grading.grade import with_parameters
+from booktools.grading.judge import verdict
+from booktools.grading.worker import Worker
+from booktools.settings import HIDDEN, STUDENT_DIR, TEST_SECRET
+from conftest import read_notebook
+
+CHAPTER, EXERCISE, HELPER = "04_ensemble_of_paths", 2, "kendall_tau_distance"
+
+ATTACKS = {
+    "a generator's frame, and the helper's name in pieces": """
+def kendall_distance(order):
+    def pieces():
+        yield
+    space = getattr(getattr(pieces(), "gi_frame"), "f_globals")
+    return space["kendall_tau" + "_distance"](order)
+""",
+    "a traceback's frames": """
+import sys as _sys
+
+
+def kendall_distance(order):
+    try:
+        raise ValueError
+    except ValueError:
+        frame = _sys.exc_info()[2].tb_frame
+    while "kendall_tau" + "_distance" not in frame.f_globals:
+        frame = frame.f_back
+    return frame.f_globals["kendall_tau" + "_distance"](order)
+""",
+    "sys imported under an alias from torch": """
+from torch import sys as s
+
+
+def kendall_distance(order):
+    return vars(s.modules["__main__"])["kendall_tau" + "_distance"](order)
+""",
+    "the garbage collector's list of objects": """
+import gc
+import types
+
+
+def kendall_distance(order):
+    helper = next(
+        o
+        for o in gc.get_objects()
+        if isinstance(o, types.FunctionType) and o.__name__ == "kendall_tau" + "_distance"
+    )
+    return helper(order)
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def template():
+    return with_parameters(read_notebook(STUDENT_DIR / f"{CHAPTER}.ipynb"), {"SEED": 0})
+
+
+@pytest.fixture(scope="module")
+def refers_to():
+    """The hidden tests' own check, as it ran in the student's kernel."""
+    space = {}
+    exec((HIDDEN / "_common.py").read_text(), space)
+    return space["_refers_to"]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_the_attack_reaches_the_helper_in_a_shared_namespace(
+    attack, template, refers_to
+):
+    """The notebook's cell that defines the helper and the answer run in one module, the kernel's __main__."""
+    helper_cell = next(c.source for c in template.cells if f"def {HELPER}(" in c.source)
+    main = types.ModuleType("__main__")
+    was = sys.modules["__main__"]
+    sys.modules["__main__"] = main
+    try:
+        exec("import numpy as np\n" + helper_cell, vars(main))
+        exec(ATTACKS[attack], vars(main))
+        order = [3, 0, 1, 2]
+        answer, helper = main.kendall_distance, main.kendall_tau_distance
+        assert answer(order) == helper(order) == 0.5
+        assert not refers_to(answer, helper)
+    finally:
+        sys.modules["__main__"] = was
+
+
+def test_each_attack_scores_0_in_isolation(template, tmp_path):
+    hidden = isolated.tests_of(CHAPTER)
+    solutions = isolated.solution_sources(
+        read_notebook(STUDENT_DIR.parent / f"{CHAPTER}.ipynb"), template
+    )
+    with Worker(tmp_path) as worker:
+        found = isolated.records(
+            worker,
+            template,
+            {EXERCISE: [solutions[EXERCISE], *ATTACKS.values()]},
+            hidden,
+            TEST_SECRET,
+            CHAPTER,
+        )[EXERCISE]
+    reference, attacks = found[0], found[1:]
+    assert verdict([reference], [reference])[0], "the reference does not pass"
+    for name, record in zip(ATTACKS, attacks):
+        passed, reason = verdict([reference], [record])
+        assert not passed, f"{name}: scored in isolation"
+        assert f"{HELPER} is not available" in reason or "StopIteration" in reason, (
+            f"{name}: {reason}"
+        )
