@@ -70,7 +70,9 @@ def exercise_1():
     ):
         v1 = _ch13_unit(n, gen, dtype)
         x = scale * torch.randn(n, d, generator=gen, dtype=torch.float64).to(dtype)
-        cases.append((x, v1, f"{n} nodes, {d} features, scale {scale:g}, {dtype}"))
+        cases.append(
+            (x, v1, f"x of shape ({n}, {d}), scale {scale:g}, {str(dtype)[6:]}")
+        )
     # partly smoothed: a v1 of one sign (as sqrt(deg + 1)), features along it plus a smaller rest, columns of
     # different sizes and offsets
     n, d = 30, 6
@@ -83,7 +85,7 @@ def exercise_1():
         (
             torch.outer(v1, c) + rest + 1.5,
             v1,
-            "30 nodes, 6 features, partly along a positive v1, float64",
+            "x of shape (30, 6), partly along a positive v1, float64",
         )
     )
     for x, v1, where in cases:
@@ -96,7 +98,7 @@ def exercise_1():
     _ch13_measure(
         torch.outer(v1, c) + noise,
         v1,
-        "50 nodes, 8 features, almost collapsed onto v1 (mu near 1e-8), float64",
+        "x of shape (50, 8), almost collapsed onto v1 (mu near 1e-8), float64",
         _CH13_COLLAPSED,
     )
 
@@ -154,7 +156,7 @@ def exercise_2():
         b = (0.5 * torch.randn(shape, generator=gen, dtype=torch.float64) - 1).to(dtype)
         given = (a.clone(), b.clone())
         out = mp_sum_by_hand(a, b, t)
-        where = f"a and b of shape {shape} ({dtype}), t = {t:.3f}"
+        where = f"a and b of shape {shape} ({str(dtype)[6:]}), t = {t:.3f}"
         _observe(
             f"shape, {where}",
             list(torch.as_tensor(out).shape),
