@@ -238,6 +238,23 @@ ABOUT = {
             15,
         ),
     },
+    "13_beyond_the_transformer": {
+        1: (
+            "μ, the distance of node features from v₁'s span, for other shapes, scales and dtypes and for "
+            "features almost collapsed onto v₁; inputs left alone; `similarity` not used",
+            15,
+        ),
+        2: (
+            "EDM2's magnitude-preserving sum for other shapes and weights, t = 0 and t = 1 included; inputs left "
+            "alone; `mp_sum` and `lerp` not used",
+            10,
+        ),
+        3: (
+            "a residual message-passing layer h + relu(lin(P h)): outputs and gradients for symmetric and "
+            "random-walk P, h with and without negative entries, h left alone; `GCNLayer` not used",
+            15,
+        ),
+    },
     "14_connection_designs": {
         1: (
             "Deep Delta Learning's update x + β(s − k·x)k, row by row, for gates from 0 to 2: values, exactly x "
