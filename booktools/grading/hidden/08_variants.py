@@ -109,11 +109,20 @@ def exercise_3():
 
 
 def exercise_4():
-    _observe(
-        "builds a BottleneckBlock",
-        _refers_to(bottleneck_multiply_adds, BottleneckBlock),
-        "count by hand: bottleneck_multiply_adds must not build a BottleneckBlock",
-    )
+    # the block, and what builds or counts one: with these out of reach, an answer that builds the branch itself
+    # must retype them (which the instructors' page says no grader can stop)
+    for helper, name in (
+        (BottleneckBlock, "BottleneckBlock"),
+        (conv_bn, "conv_bn"),
+        (projection_shortcut, "projection_shortcut"),
+        (multiply_adds, "multiply_adds"),
+    ):
+        _observe(
+            f"uses {name}",
+            _refers_to(bottleneck_multiply_adds, helper),
+            f"count by hand: bottleneck_multiply_adds must not build the block or count it with {name}",
+            student="count by hand, with a formula: do not build the block or count it with the notebook's helpers",
+        )
     gen = torch.Generator().manual_seed(_seed(8084))
 
     def draw(low, high):

@@ -336,7 +336,7 @@ def bottleneck_multiply_adds(in_width, out_width, side, stride):
     return sum(c_in * c_out * k * k for c_in, c_out, k in layers) * out_side * out_side
 
 
-# %% exercise 4, mark 1: correct alternative: the branch's convolutions and the projection counted on the meta device
+# %% exercise 4, mark 0: the branch built from the notebook's conv_bn and projection_shortcut on the meta device and counted with multiply_adds: the block built after all (a red-team answer)
 def bottleneck_multiply_adds(in_width, out_width, side, stride):
     inner = out_width // EXPANSION
     with torch.device("meta"):
