@@ -102,6 +102,7 @@ HIDDEN_NAMES = {
     "_plain",
     "_observe",
     "_refers_to",
+    "_code_objects",
     "_holds",
     "_is_a",
     # what the grader prints results with (kernel_preamble.py)

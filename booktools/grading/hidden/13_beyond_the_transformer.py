@@ -25,25 +25,9 @@ _CH13_COLLAPSED = (1e-5, 0.0)
 def _ch13_names(fn) -> set:
     """Every name, attribute name and string constant that `fn`'s code and the functions it defines or wraps read:
     how the test sees a library method (`lerp`) that no global holds."""
-    import types
-
-    found, todo, seen = set(), [fn], set()
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        if callable(getattr(f, "__wrapped__", None)):
-            todo.append(f.__wrapped__)
-        codes = [f.__code__] if hasattr(f, "__code__") else []
-        while codes:
-            code = codes.pop()
-            found |= set(code.co_names)
-            for const in code.co_consts:
-                if isinstance(const, types.CodeType):
-                    codes.append(const)
-                elif isinstance(const, str):
-                    found.add(const)
+    found = set()
+    for _, code in _code_objects([fn]):
+        found |= set(code.co_names) | {c for c in code.co_consts if isinstance(c, str)}
     return found
 
 

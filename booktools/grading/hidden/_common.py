@@ -118,28 +118,36 @@ def _is_a(value, target: type) -> bool:
     return False
 
 
-def _refers_to(fn, target) -> bool:
-    """Whether `fn`, a function it defines inside, a function it wraps, or a function of the notebook it names,
-    refers to `target` by any name (an alias too), or names an object of the notebook's that holds it: an instance
-    of it (a network with such a block inside too), a `functools.partial` of it, a list, tuple or dict with it."""
+def _code_objects(todo: list):
+    """Each (function, code object) of the functions in `todo`: a function's own code, the code of every function
+    it defines inside, and for one made with functools.wraps (torch.no_grad(), lru_cache, ...) the function it
+    wraps. The caller may add functions to `todo` as it goes; each is walked once."""
     import types
 
-    seen, todo = set(), [fn]
+    seen = set()
     while todo:
         f = todo.pop()
         if id(f) in seen:
             continue
         seen.add(id(f))
-        # a function under a decorator made with functools.wraps (torch.no_grad(), lru_cache, ...)
         if callable(getattr(f, "__wrapped__", None)):
             todo.append(f.__wrapped__)
         codes = [f.__code__] if hasattr(f, "__code__") else []
         while codes:
             code = codes.pop()
             codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-            for name in code.co_names:
-                if name in f.__globals__ and _holds(
-                    f.__globals__[name], target, fn.__module__, todo
-                ):
-                    return True
+            yield f, code
+
+
+def _refers_to(fn, target) -> bool:
+    """Whether `fn`, a function it defines inside, a function it wraps, or a function of the notebook it names,
+    refers to `target` by any name (an alias too), or names an object of the notebook's that holds it: an instance
+    of it (a network with such a block inside too), a `functools.partial` of it, a list, tuple or dict with it."""
+    todo = [fn]
+    for f, code in _code_objects(todo):
+        for name in code.co_names:
+            if name in f.__globals__ and _holds(
+                f.__globals__[name], target, fn.__module__, todo
+            ):
+                return True
     return False
