@@ -110,7 +110,7 @@ def exercise_3():
 
 def exercise_4():
     # the block, and what builds or counts one: with these out of reach, an answer that builds the branch itself
-    # must retype them (which the instructors' page says no grader can stop)
+    # must retype them first (no grader can tell; the instructors' page says so)
     for helper, name in (
         (BottleneckBlock, "BottleneckBlock"),
         (conv_bn, "conv_bn"),
