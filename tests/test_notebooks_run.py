@@ -119,9 +119,8 @@ def run(notebook_path, tmp_path_factory) -> dict:
         solved = {n: [rebuilt.cells[i].source] for n, i in stubs.items()}
         solutions = isolated.solution_sources(read_notebook(notebook_path), template)
         (folder / "worker").mkdir()
-        with Worker(
-            folder / "worker"
-        ) as worker:  # each exercise's context once, for all three
+        # each exercise's context runs once, for the reference, the solved exercise and the mutants
+        with Worker(folder / "worker") as worker:
             results, beside = mutant_records(
                 name,
                 worker,

@@ -123,45 +123,49 @@ def _ch03_wrong_alphas(depth, names):
     return [alphas[name] for name in names]
 
 
-def _prepare_2():
+def _ch03_networks():
+    """Each case's (depth, k, seed of its network), with BATCH set to the case's batch while the caller uses it
+    (the answer reads the batch size from BATCH, as the exercise asks), and the notebook's BATCH back after."""
     global BATCH
     notebook_batch = BATCH
     try:
         for depth, batch, k, wrong in _CH03_CASES:
             BATCH = batch
-            _ch03_band_network(depth, _ch03_wrong_alphas(depth, wrong), k)
+            yield (
+                depth,
+                k,
+                _ch03_band_network(depth, _ch03_wrong_alphas(depth, wrong), k),
+            )
     finally:
         BATCH = notebook_batch
+
+
+def _prepare_2():
+    for _ in _ch03_networks():
+        pass
     return _CH03_NETWORKS
 
 
 def exercise_2():
-    global BATCH
-    notebook_batch = BATCH
-    try:
-        for depth, batch, k, wrong in _CH03_CASES:
-            BATCH = batch  # the answer reads the batch size from BATCH, as the exercise asks
-            seed = _ch03_band_network(depth, _ch03_wrong_alphas(depth, wrong), k)
-            _observe(
-                f"network at depth {depth}",
-                seed,
-                "the hidden test graded on another network than the reference's",
-            )
-            ratio = float(scaled_input_grad_ratio(depth, seed))
-            _observe(
-                f"ratio at depth {depth}",
-                ratio,
-                f"at depth {depth} the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a "
-                "batch of BATCH standard normal inputs; check alpha (1/sqrt(depth), no more, no less), that you "
-                "use BATCH and WIDTH, that you backpropagate the sum of the outputs, and that you divide the input "
-                "gradient's norm by the output's",
-                within=_ch03_ratio_band(
-                    depth, seed, depth**-0.5, k
-                ),  # computed after the answer ran
-                student="the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a batch of BATCH standard normal inputs; check alpha, that you use BATCH and WIDTH, that you backpropagate the sum of the outputs, and that you divide the input gradient's norm by the output's",
-            )
-    finally:
-        BATCH = notebook_batch
+    for depth, k, seed in _ch03_networks():
+        _observe(
+            f"network at depth {depth}",
+            seed,
+            "the hidden test graded on another network than the reference's",
+        )
+        ratio = float(scaled_input_grad_ratio(depth, seed))
+        _observe(
+            f"ratio at depth {depth}",
+            ratio,
+            f"at depth {depth} the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a "
+            "batch of BATCH standard normal inputs; check alpha (1/sqrt(depth), no more, no less), that you "
+            "use BATCH and WIDTH, that you backpropagate the sum of the outputs, and that you divide the input "
+            "gradient's norm by the output's",
+            within=_ch03_ratio_band(
+                depth, seed, depth**-0.5, k
+            ),  # computed after the answer ran
+            student="the ratio is not what a residual stack with alpha = depth ** -0.5 gives for a batch of BATCH standard normal inputs; check alpha, that you use BATCH and WIDTH, that you backpropagate the sum of the outputs, and that you divide the input gradient's norm by the output's",
+        )
 
 
 def _ch03_ratios(depth, seed, scales):
