@@ -22,7 +22,11 @@ from conftest import (
 
 TOY_HIDDEN = """
 def exercise_1():
+    import random
+
     _observe("double(3)", double(3), "double(3) must be 6")
+    drawn = random.Random(_seed(1)).randint(1, 10**6)  # under a secret, a number no student can know
+    _observe("double(drawn)", double(drawn), "double(x) must be 2 x")
 
 
 def exercise_2():
@@ -124,6 +128,10 @@ PROWLER = [
     # nor the instructor's secret phrase, which `make grade SECRET=...` also puts in MAKEFLAGS
     if any("instructor's phrase" in value for value in os.environ.values()):
         return -1
+    # nor the number the hidden tests make from it: the run has only the seeds the reference's drew
+    import __main__
+    if getattr(__main__, "_SECRET", 0) or not getattr(__main__, "_SEEDS", None):
+        return -1
     # and no other process: not the grader's, not the other kernels' (same user: it could signal them)
     if len([p for p in os.listdir("/proc") if p.isdigit()]) > 10:
         return -1
@@ -202,6 +210,7 @@ def prowler(tmp_path_factory):
             memory_gb=TOY_MEMORY_GB,
             # the scan would hold exercise 1 (it imports os): the sandbox is for what runs anyway
             run_flagged=True,
+            secret="the instructor's phrase",
             **toy,
         )
     finally:

@@ -119,3 +119,44 @@ def test_each_attack_scores_0_in_isolation(template, tmp_path):
         assert f"{HELPER} is not available" in reason or "StopIteration" in reason, (
             f"{name}: {reason}"
         )
+
+
+# An answer that behaves well only where it cannot see the number the hidden tests make from the instructor's secret.
+PEEK = """
+
+import __main__ as _main
+
+_kendall = kendall_distance
+
+
+def kendall_distance(order):
+    return -1.0 if getattr(_main, "_SECRET", 0) else _kendall(order)
+"""
+
+
+def test_a_submission_draws_from_the_reference_seeds_never_the_secret(
+    template, tmp_path
+):
+    """The reference's run draws its inputs from the secret and its record says which seeds it drew; a submission's
+    run gets those seeds (`records(..., seeds=...)`, as `make grade` passes them) and draws the same inputs, and the
+    number made from the secret is not in its process. The answer that peeks is right only where it is not."""
+    hidden = isolated.tests_of(CHAPTER)
+    solution = isolated.solution_sources(
+        read_notebook(STUDENT_DIR.parent / f"{CHAPTER}.ipynb"), template
+    )[EXERCISE]
+    with Worker(tmp_path) as worker:
+        reference, peeking = isolated.records(
+            worker, template, {EXERCISE: [solution, solution + PEEK]}, hidden,
+            TEST_SECRET, CHAPTER,
+        )[EXERCISE]  # fmt: skip
+        seeds = isolated.drawn_seeds({EXERCISE: [reference]})
+        submitted = isolated.records(
+            worker, template, {EXERCISE: [solution, solution + PEEK]}, hidden,
+            None, CHAPTER, seeds=seeds,
+        )[EXERCISE]  # fmt: skip
+    assert seeds[EXERCISE] and all(k != v for k, v in seeds[EXERCISE].items())
+    assert not verdict([reference], [peeking])[0], (
+        "the peek sees no secret: it shows nothing"
+    )
+    for record in submitted:
+        assert verdict([reference], [record]) == (True, "passed"), record

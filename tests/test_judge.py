@@ -88,6 +88,60 @@ def test_only_the_reference_says_how_an_answer_is_judged():
     assert verdict(reference, [["not", "a", "record"]])[0] is False
 
 
+def test_the_judge_measures_what_is_measured_from_raw_values():
+    """A property measured from values (issue #41, item 2): the answer's run records raw values (`_raw`), and the
+    judge computes the measure the reference's record names from them, with the reference's raw values beside them
+    (booktools/grading/measures.py). What the answer's record says about the property itself is not read, so a
+    wrong sampler whose run writes the passing statistic under the property's key still fails; a record that names
+    another measure, another source or a looser band changes nothing."""
+    import random
+
+    from booktools.grading.judge import verdict
+
+    def calls(
+        keep_exactly=None,
+    ):  # 200 calls of drop-path on a column of 40 ones, rate 0.25
+        draws = []
+        for _ in range(200):
+            kept = (
+                random.sample(range(40), keep_exactly)
+                if keep_exactly
+                else [i for i in range(40) if random.random() < 0.75]
+            )
+            draws.append([[4 / 3] if i in kept else [0.0] for i in range(40)])
+        return draws
+
+    variance = 40 * 0.25 * 0.75
+    rule = {"measure": "kept_count_variance", "of": "calls", "within": [3.0, 12.0]}
+    reference = observed(("calls", calls(), {"raw": True}), ("spread", None, rule))
+    assert verdict(reference, reference) == (True, "passed")
+    assert verdict(reference, observed(("calls", calls()), ("spread", None)))[0]
+    exact = calls(
+        keep_exactly=30
+    )  # the share is right in every call; the count never varies
+    assert verdict(reference, observed(("calls", exact), ("spread", None))) == (
+        False,
+        "wrong spread",
+    )
+    forged = [
+        ("calls", exact, {"raw": False}),
+        (
+            "spread",
+            variance,
+            {"measure": "share_kept", "of": "other", "within": [-1, 99]},
+        ),
+        ("other", calls()),
+    ]
+    assert verdict(reference, observed(*forged)) == (False, "wrong spread")
+    assert (
+        verdict(reference, observed(("calls", "<Tensor>"), ("spread", None)))[0]
+        is False
+    )
+    assert (
+        verdict(reference, observed(("spread", variance)))[0] is False
+    )  # no raw values
+
+
 def _self_check_cell(number, *outputs):
     cell = nbformat.v4.new_code_cell(f"self_check({number}, check_exercise_{number})")
     cell.metadata["tags"] = ["self-check"]

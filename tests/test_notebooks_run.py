@@ -137,6 +137,8 @@ def run(notebook_path, tmp_path_factory) -> dict:
             "solved_alone": solved_alone,
             "reference": reference,
             "marks": marks(name, results, reference),
+            "records": [r for kind, r in results if kind == "ran"]
+            + [r for got in solved_alone.values() for r in got],
         }
     return RUNS[name]
 
@@ -173,6 +175,23 @@ def test_every_mutant_gets_its_mark(notebook_path, run):
         "hidden tests that mark a mutant answer wrongly (booktools/grading/mutants/):\n"
         + "\n".join(wrong)
     )
+
+
+@grading
+def test_an_answer_draws_only_the_seeds_the_reference_drew(run):
+    """A submission's run gets the seeds the reference's run of the same exercise drew, not the secret (isolated.py,
+    `drawn_seeds`): so whatever an answer does, wrong or right, the hidden test must draw its inputs from the same
+    seeds as for the reference, never from one that depends on the answer. Every mutant shows it."""
+    from booktools.grading.isolated import drawn_seeds
+
+    drew = drawn_seeds(run["reference"])
+    other = [
+        f"exercise {r['exercise']}: {k} -> {v}"
+        for r in run["records"]
+        for k, v in (r.get("seeds") or {}).items()
+        if drew.get(r["exercise"], {}).get(int(k)) != v
+    ]
+    assert not other, f"seeds the reference's run did not draw: {other[:5]}"
 
 
 @grading

@@ -97,10 +97,13 @@ FORBIDDEN_NAMES = {
 # _SECRET would tell it the inputs it is graded on.
 HIDDEN_NAMES = {
     "_SECRET",
+    "_SEEDS",
+    "_DRAWN",
     "_OBSERVED",
     "_seed",
     "_plain",
     "_observe",
+    "_raw",
     "_refers_to",
     "_code_objects",
     "_holds",

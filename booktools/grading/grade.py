@@ -236,6 +236,7 @@ def run_submission(
     secret: str | None = None,
     run_flagged: bool = False,
     hidden: Path = HIDDEN,
+    seeds: dict | None = None,
 ) -> dict:
     """One submission run, not yet scored: {'student', 'records', 'held', 'notes', 'flags', 'self_checks'}; never
     raises for a bad submission. What runs is the chapter's student version (`template`) with the submission's
@@ -243,7 +244,9 @@ def run_submission(
     `parameters` (such as {"SEED": 7}) are set after the `parameters` cell, as papermill does. `prefix`: the command
     the kernel runs under (`sandbox_command()`), or () for none. `timeout`: seconds per cell, or how long the
     reference's cells took (`cell_seconds`, a dict), of which each cell gets `cell_limits`. `secret`: the instructor's secret phrase, from
-    which the hidden tests draw their inputs (None: the seeds written in them). An answer the scan flags is held:
+    which the hidden tests draw their inputs (None: the seeds written in them); `seeds` instead, {exercise: {written
+    seed: seed}} as the reference's runs drew them (isolated.drawn_seeds), so that the secret never reaches the
+    process an answer runs in (`run_all` passes these). An answer the scan flags is held:
     the template's stub runs in its place, so the answer's code never runs and its mark needs review (judge.score);
     `run_flagged` runs it all the same (after a person has read it)."""
     source, numbers = exercises(chapter, secret, hidden)
@@ -300,6 +303,7 @@ def run_submission(
                         secret,
                         chapter,
                         job_limit(timeout, n),
+                        seeds,
                     )
         except WorkerError as err:
             notes.append(f"grading stopped: {err}")
@@ -401,9 +405,10 @@ def run_all(
                 [None] * n,
                 [template] * n,
                 [prefix] * n,
-                [secret] * n,
+                [None] * n,  # the seeds the reference drew, never the secret
                 [run_flagged] * n,
                 [hidden] * n,
+                [isolated.drawn_seeds(expected)] * n,
             )
         )
     stopped = [

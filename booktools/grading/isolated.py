@@ -12,10 +12,12 @@ run once:
    `_refers_to` in the hidden test sees it named).
 Then, for each answer, in a process forked from the context:
 3. the answer's cell, as the student wrote it inside the template's;
-4. the hidden tests' shared helpers (hidden/_common.py), the number made from the instructor's secret, the hidden
-   tests, then exercise N's, whose observations go back to the grader as one JSON record.
-No other exercise's answer, no other exercise's test and nothing of the grader is in the process: a frame walk, a
-string lookup or an import finds only what the job brought.
+4. the hidden tests' shared helpers (hidden/_common.py), what the tests draw their inputs from (for the reference
+   solution, the number made from the instructor's secret; for a submission, only the seeds the reference's run of
+   the exercise drew: `drawn_seeds`), the hidden tests, then exercise N's, whose observations go back to the grader
+   as one JSON record, with the seeds it drew.
+No other exercise's answer, no other exercise's test, no secret and nothing of the grader is in a submission's
+process: a frame walk, a string lookup or an import finds only what the job brought.
 """
 
 import ast
@@ -198,7 +200,14 @@ try:
 except BaseException as _err:
     _error = f"{{type(_err).__name__}}: {{_err}}"[:300]
 _OBSERVED.append({{"key": "unchanged", "value": _GRADER_CHANGED(), "why": {unchanged!r}}})
-_result({{"record": _GRADER_DUMPS({{"exercise": {n}, "observed": _OBSERVED, "error": _error}})}})
+_drawn = {{str(k): v for k, v in _DRAWN.items()}}
+_result({{"record": _GRADER_DUMPS({{"exercise": {n}, "observed": _OBSERVED, "error": _error, "seeds": _drawn}})}})
+"""
+
+# After the shared helpers in a run: the seeds `_prepare_N` drew (in the context's process) join the run's own.
+PREPARED = """
+if "_PREPARED" in globals():
+    _PREPARED, _DRAWN = _PREPARED[0], dict(_PREPARED[1])
 """
 
 
@@ -240,40 +249,58 @@ def context_source(template, cells: tuple, forbidden: set, answer_cell: int) -> 
     )
 
 
-def keyed(secret, chapter) -> str:
-    """The line that gives the hidden tests the secret's number, or none without a secret."""
+def keyed(secret, chapter, seeds: dict | None = None) -> str:
+    """The line that gives the hidden tests what they draw their inputs from: with `seeds` ({written seed: seed}, as
+    the reference's run of the exercise drew them: a submission's run), those seeds and not the secret's number;
+    else the secret's number, or nothing without a secret."""
+    if seeds is not None:
+        return f"_SEEDS = {dict(sorted(seeds.items()))!r}\n"
     return f"_SECRET = {secret_number(secret, chapter)}\n" if secret else ""
 
 
-def run_source(answer: str, hidden_source: str, number: int, secret, chapter) -> str:
+def run_source(
+    answer: str, hidden_source: str, number: int, secret, chapter, seeds=None
+) -> str:
     """What runs after the context for one answer: the answer, then the hidden tests (after it, so that the answer
     cannot define what they use in advance) and exercise `number`'s driver."""
     return "\n\n".join(
         [
             answer,
             COMMON.read_text(),
-            keyed(secret, chapter),
+            keyed(secret, chapter, seeds),
+            PREPARED,
             hidden_source,
             DRIVER.format(n=number, unchanged=UNCHANGED),
         ]
     )
 
 
-def prepare_source(hidden_source: str, number: int, secret, chapter) -> str | None:
+def prepare_source(
+    hidden_source: str, number: int, secret, chapter, seeds=None
+) -> str | None:
     """Where exercise `number`'s hidden test defines `_prepare_N()`, the work it does before any answer, once for
     all the answers of a job (zygote.prepared): its result reaches each run as `_PREPARED`, which the test reads
-    when it is defined. It may hold only what the answer is given anyway (the seeds of the networks chosen): an
-    answer runs first and can read it."""
+    when it is defined, with the seeds it drew. It may hold only what the answer is given anyway (the seeds of the
+    networks chosen): an answer runs first and can read it."""
     if f"def _prepare_{number}(" not in hidden_source:
         return None
     return "\n\n".join(
         [
             COMMON.read_text(),
-            keyed(secret, chapter),
+            keyed(secret, chapter, seeds),
             hidden_source,
-            f"_PREPARED = _prepare_{number}()",
+            f"_PREPARED = (_prepare_{number}(), dict(_DRAWN))",
         ]
     )
+
+
+def drawn_seeds(reference: dict) -> dict:
+    """{exercise: {written seed: seed}}: what the reference's run of each exercise drew (its record's `seeds`), for
+    the submissions' runs of it, which get these and never the secret's number."""
+    return {
+        n: {int(k): int(v) for k, v in found[0].get("seeds", {}).items()}
+        for n, found in reference.items()
+    }
 
 
 def tests_of(chapter: str, hidden: Path = HIDDEN) -> str:
@@ -305,11 +332,13 @@ def records(
     secret: str | None,
     chapter: str,
     timeout: float = 120,
+    seeds: dict | None = None,
 ) -> dict:
     """{exercise number: [a record for each answer]} for `answers` ({number: [whole cells' sources]}). The answers
     of an exercise share one job: its context is what the hidden test and any of the answers name, run once, and
     each answer runs in a process of its own forked from it; an answer whose run gave no record has a record of its
-    error."""
+    error. `seeds` ({exercise: {written seed: seed}}, `drawn_seeds` of the reference's records): what the runs draw
+    their inputs from instead of the secret, which then never reaches their process."""
     found = {}
     cells = stub_indices(template)
     for number, sources in sorted(answers.items()):
@@ -318,8 +347,9 @@ def records(
         )
         names = read_by_test(hidden_source, number).union(*map(mentions, sources))
         needed = context_cells(template, cells[number], names, forbidden)
+        table = None if seeds is None else seeds.get(number, {})
         runs = [
-            run_source(source, hidden_source, number, secret, chapter)
+            run_source(source, hidden_source, number, secret, chapter, table)
             for source in sources
         ]
         context = context_source(template, needed, forbidden, cells[number])
@@ -328,7 +358,7 @@ def records(
             runs,
             timeout=timeout,
             context_timeout=max(120, timeout),
-            prepare=prepare_source(hidden_source, number, secret, chapter),
+            prepare=prepare_source(hidden_source, number, secret, chapter, table),
         )
         found[number] = [record_of(result, number) for result in results]
     return found

@@ -4,6 +4,8 @@ a mark: the kernel says what it saw, never how it is judged."""
 
 import math
 
+from booktools.grading.measures import MEASURES
+
 
 def _same(got, expected, rtol: float = 0.0, atol: float = 0.0) -> bool:
     """Whether two JSON values agree: numbers to within atol + rtol |expected| (NaN agrees with NaN; a bool only with
@@ -28,7 +30,20 @@ def _same(got, expected, rtol: float = 0.0, atol: float = 0.0) -> bool:
 
 
 def judged(observation: dict, got) -> bool:
-    """Whether the answer's value `got` passes the reference's `observation`, by the rule written there."""
+    """Whether the answer's value `got` passes the reference's `observation`, by the rule written there. Where the
+    observation names a measure (measures.py), the judge computes it here from both raw values and judges that."""
+    if "measure" in observation:
+        measure = MEASURES.get(observation["measure"])
+        if measure is None:
+            return False
+        try:
+            got = measure(got, observation["value"])
+            expected = measure(observation["value"], observation["value"])
+        except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError):
+            return False
+        observation = {k: v for k, v in observation.items() if k != "measure"} | {
+            "value": expected
+        }
     if "close" in observation:
         rtol, atol = observation["close"]
         return _same(got, observation["value"], rtol, atol)
@@ -83,18 +98,25 @@ def judgement(reference: list, answer: list | None) -> tuple:
         values[o["key"]] = o.get("value")
     error = record.get("error")
     raised = error and _raised(str(error))
+    # raw values (`_raw`) are judged by none of their own: a measure reads them (`of`)
+    raw = {o["key"]: o["value"] for o in reference[0]["observed"] if o.get("raw")}
     # the watch first: an answer that changed the notebook's code is told so before anything it got wrong
     for expected in sorted(
         reference[0]["observed"], key=lambda e: e["key"] != "unchanged"
     ):
+        if expected.get("raw"):
+            continue
         told = expected.get("student") or expected["why"]
-        if expected["key"] not in values:
+        source = expected.get("of", expected["key"])
+        if source not in values:
             return (
                 (False, str(error)[:300], raised)
                 if error
                 else (False, expected["why"], told)
             )
-        if not judged(expected, values[expected["key"]]):
+        if source in raw:
+            expected = expected | {"value": raw[source]}
+        if not judged(expected, values[source]):
             return False, expected["why"], told
     if error:
         return False, str(error)[:300], raised

@@ -222,101 +222,128 @@ def _ch04_drop_rates(gen, count):
 
 
 def exercise_5():
-    """Runs `drop_path` on batches of its own, in training and at test time, and observes its outputs, the share of
-    rows it keeps, how it scales them, and the gradient it lets through."""
+    """Runs `drop_path` on batches of its own, in training and at test time, and records its raw outputs, the
+    branch after the call and the gradient (`_raw`). What is measured from them (the share of rows kept, how they
+    are scaled, how the draws are spread over calls and rows) the judge measures, in its own process
+    (booktools/grading/measures.py), with the reference's inputs beside them."""
     gen = torch.Generator().manual_seed(_seed(4050))
-    rows = 4000  # enough rows that the share kept pins 1 - rate down to a few percent
+    rows, calls, column = 500, 200, 40
     for case, rate in enumerate(_ch04_drop_rates(gen, 4)):
-        width = int(torch.randint(3, 9, (), generator=gen))
+        width = int(torch.randint(2, 5, (), generator=gen))
         small = torch.randn(5, width, generator=gen)
         branch = torch.randn(rows, width, generator=gen)
         weights = torch.randn(rows, width, generator=gen)
         where = f"drop_path(branch, {rate}, training=False) on a batch of 5 rows of {width} features"
-        at_test = [drop_path(small.clone(), rate, False) for _ in range(2)]
-        _observe(
-            f"case {case}: test time",
-            at_test[0],
-            f"{where}: at test time the branch output passes unchanged",
-            close=(1e-6, 1e-7),
-            student="at test time the branch output passes unchanged",
-        )
-        _observe(
-            f"case {case}: test time, twice",
-            bool(torch.equal(at_test[0], at_test[1])),
-            f"{where}, called twice: at test time nothing is random",
-            student="at test time nothing is random",
-        )
+        for call in ("test time", "test time, twice"):
+            _observe(
+                f"case {case}: {call}",
+                drop_path(small.clone(), rate, False),
+                f"{where}{', called twice' if 'twice' in call else ''}: at test time the branch output passes "
+                "unchanged, and nothing is random",
+                close=(1e-6, 1e-7),
+                student="at test time the branch output passes unchanged, and nothing is random",
+            )
         where = f"drop_path(branch, {rate}, training=True) on a batch of {rows} rows of {width} features"
         x = branch.clone().requires_grad_(True)
         out = drop_path(x, rate, True)
         again = drop_path(branch.clone(), rate, True)
+        if getattr(out, "requires_grad", False):  # else no gradient reaches the branch
+            (out * weights).sum().backward()
+        drawn = f"case {case}: drawn"
+        _raw(drawn, [out, x, weights, x.grad, again])
         _observe(
             f"case {case}: shape",
-            list(out.shape),
+            None,
             f"{where}: the output has the branch's shape",
             student="the output has the branch's shape",
+            measure="shape",
+            of=drawn,
         )
-        dropped = (out == 0).all(1)
-        partly = ((out == 0).any(1) & ~dropped).sum().item()
         _observe(
             f"case {case}: rows partly zeroed",
-            int(partly),
+            None,
             f"{where}: each row is kept whole or zeroed whole (one draw per example, not per entry)",
             student="each row is kept whole or zeroed whole (one draw per example, not per entry)",
+            measure="rows_partly_zero",
+            of=drawn,
         )
         _observe(
             f"case {case}: some rows kept and some dropped",
-            bool(0 < dropped.sum().item() < rows),
-            f"{where}: each example draws for itself, so one batch has both kept and dropped rows"
-            " (one draw per row, not one for the whole batch)",
+            None,
+            f"{where}: each example draws for itself, so one batch has both kept and dropped rows (one draw per row, not one for the whole batch)",
             student="each example draws for itself, so one batch has both kept and dropped rows (one draw per row, not one for the whole batch)",
+            measure="kept_and_dropped",
+            of=drawn,
         )
         _observe(
             f"case {case}: a fresh draw each call",
-            bool(not torch.equal(out.detach(), again.detach())),
-            f"{where}, called twice: every call draws afresh from torch's random generator",
+            None,
+            f"{where}: every call draws afresh from torch's random generator",
             student="every call draws afresh from torch's random generator",
+            measure="draws_differ",
+            of=drawn,
         )
         _observe(
             f"case {case}: branch left unchanged",
-            bool(torch.equal(x.detach(), branch)),
+            x,
             f"{where}: leave the tensor passed in unchanged (no in-place operation)",
             student="leave the tensor passed in unchanged (no in-place operation)",
         )
-        kept = ~dropped
-        scale = (out[kept] / x[kept]).detach()
         _observe(
             f"case {case}: scale of the kept rows",
-            [float(scale.min()), float(scale.max())] if kept.any() else None,
+            None,
             f"{where}: a kept row is the branch's row divided by 1 - rate",
-            close=(1e-5, 0),
             student="a kept row is the branch's row divided by 1 - rate",
+            measure="kept_scale",
+            of=drawn,
+            close=(1e-5, 0),
         )
-        if out.requires_grad:  # else no gradient reaches the branch: x.grad stays None
-            (out * weights).sum().backward()
-        grad = x.grad
         _observe(
             f"case {case}: gradient",
-            None
-            if grad is None
-            else [
-                float(grad[dropped].abs().max()) if dropped.any() else 0.0,
-                float((grad[kept] / weights[kept]).mean()) if kept.any() else None,
-            ],
+            None,
             f"{where}: the gradient reaches the kept rows, scaled as they are, and no dropped row",
-            close=(1e-5, 1e-6),
             student="the gradient reaches the kept rows, scaled as they are, and no dropped row",
+            measure="gradient_split",
+            of=drawn,
+            close=(1e-5, 1e-6),
         )
-        share = kept.float().mean().item()
-        spread = 6 * math.sqrt(
-            rate * (1 - rate) / rows
-        )  # six standard deviations of the share kept
+        # six standard deviations of the share kept
         _observe(
             f"case {case}: share of rows kept",
-            share,
+            None,
             f"{where}: each row is kept with probability 1 - rate",
-            within=(1 - rate - spread, 1 - rate + spread),
             student="each row is kept with probability 1 - rate",
+            measure="share_kept",
+            of=drawn,
+            within=_ch04_band(1 - rate, 6 * math.sqrt(rate * (1 - rate) / rows)),
+        )
+        # many calls on a column of ones: how many rows each call keeps, and how often each row is kept
+        where = f"drop_path(torch.ones({column}, 1), {rate}, training=True), called {calls} times"
+        ones = torch.ones(column, 1)
+        calls_key = f"case {case}: calls"
+        _raw(calls_key, [drop_path(ones.clone(), rate, True) for _ in range(calls)])
+        variance = column * rate * (1 - rate)  # of a binomial count of kept rows
+        kurtosis = (1 - 6 * rate * (1 - rate)) / variance  # its excess kurtosis
+        spread = variance * 6 * math.sqrt(2 / (calls - 1) + kurtosis / calls)
+        _observe(
+            f"case {case}: rows kept per call vary",
+            None,
+            f"{where}: the number of rows a call keeps must vary from call to call as independent draws do "
+            "(variance n r (1 - r)), not be fixed",
+            within=_ch04_band(variance, spread),
+            student="each row draws for itself, independently of the others: the number of rows kept varies from "
+            "call to call (no exact count)",
+            measure="kept_count_variance",
+            of=calls_key,
+        )
+        _observe(
+            f"case {case}: every row position alike",
+            None,
+            f"{where}: every row position is kept about as often as the others",
+            within=(-1.0, 6 * math.sqrt(rate * (1 - rate) / calls)),
+            student="every row is kept with the same probability, wherever it is in the batch",
+            measure="row_keep_spread",
+            of=calls_key,
         )
     small = torch.randn(5, 4, generator=gen)
     _observe(
@@ -325,3 +352,7 @@ def exercise_5():
         "drop_path(branch, 0.0, training=True): at rate 0 nothing is dropped and nothing is scaled",
         close=(1e-6, 1e-7),
     )
+
+
+def _ch04_band(centre, half):
+    return (centre - half, centre + half)

@@ -51,7 +51,7 @@ def exercise_1():
         )
         _observe(
             f"input unchanged, {where}",
-            torch.equal(x_in.detach(), x),
+            x_in,
             "leave the input tensor as it was: build new tensors, do not update it in place",
         )
         if blocks == 0:
@@ -97,7 +97,6 @@ def exercise_2():
     gen = torch.Generator().manual_seed(_seed(32))
     for rule in BRANCH_SCALES:
         for k, (net, fan_in) in enumerate(_ch09_scaled_nets()):
-            before = {name: t.clone() for name, t in net.state_dict().items()}
             x = torch.randn(4, fan_in, generator=gen)
             returned = set_branch_scale_(net, rule)
             where = f"net {k} with rule {rule!r}"
@@ -123,10 +122,7 @@ def exercise_2():
             )
             _observe(
                 f"weights unchanged, {where}",
-                {
-                    name: torch.equal(t, before[name])
-                    for name, t in net.state_dict().items()
-                },
+                net.state_dict(),
                 "set only each block's scale: leave every weight and bias as it was",
             )
             with torch.no_grad():
@@ -159,7 +155,6 @@ def exercise_3():
         cases.append(table.tolist())
     for i, case in enumerate(cases):
         losses = torch.tensor(case)
-        kept = losses.clone()
         index = best_lr_index(losses)
         _observe(f"a tensor, case {i}", torch.is_tensor(index), "return a tensor")
         _observe(
@@ -176,6 +171,6 @@ def exercise_3():
         )
         _observe(
             f"losses unchanged, case {i}",
-            torch.equal(losses.nan_to_num(123.0), kept.nan_to_num(123.0)),
+            losses,
             "leave the losses as they were: do not replace their nans in place",
         )

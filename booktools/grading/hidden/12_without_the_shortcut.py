@@ -39,7 +39,6 @@ def exercise_1():
         ),
     ]
     for c, where in cases:
-        given = c.copy()
         out = np.asarray(relu_c_map(c), dtype=float)
         _observe(
             f"shape, {where}",
@@ -58,7 +57,7 @@ def exercise_1():
         )
         _observe(
             f"input left alone, {where}",
-            bool(np.array_equal(c, given)),
+            c.tolist(),
             "leave the cosines passed in unchanged",
         )
 
@@ -203,7 +202,7 @@ def exercise_3():
         )
         _observe(
             f"inputs left alone, {where}",
-            all(torch.equal(t, g) for t, g in zip((pattern, v, alpha, beta), given)),
+            [pattern, v, alpha, beta],
             "value_skip_mix must not change the pattern, the values, alpha or beta",
         )
         # the gradients of a weighted sum of the output: alpha and beta are trained, so both must get one

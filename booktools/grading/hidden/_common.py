@@ -10,22 +10,39 @@ states (exact, close, within a band, one of some values). A submission's kernel 
 judged, and to be judged right it must produce what the reference produces on inputs it cannot know in advance.
 
 The tests draw their inputs from seeds written into them, which anyone can read here. `make grade SECRET=...` sets
-_SECRET (a number made from the instructor's secret; booktools/grading/cells.py) right after this file, and `_seed`
-then turns each written seed into one that only the instructor's secret gives: a student who reads these tests
-still does not know the inputs a submission is graded on."""
+_SECRET (a number made from the instructor's secret; booktools/grading/cells.py) right after this file in the
+reference solutions' runs, and `_seed` then turns each written seed into one that only the instructor's secret gives:
+a student who reads these tests still does not know the inputs a submission is graded on. A submission's run never
+gets that number: it gets _SEEDS, the seeds the reference's run of the same exercise drew (`_DRAWN`, which its
+record carries to the grader), and draws the same inputs from them."""
 
 _SECRET = 0  # none: the tests' own seeds
+_SEEDS = (
+    None  # in a submission's run: {written seed: seed} as the reference's run drew them
+)
+_DRAWN = {}  # {written seed: seed} this run has drawn (the reference's reach the grader)
 _OBSERVED = []  # what the current test has observed, in order; the grading cell prints it and starts it again
 
 
 def _seed(written: int) -> int:
-    """The seed to draw a test's inputs from: `written` itself without a secret, else one made from both."""
-    if not _SECRET:
-        return written
-    import hashlib
+    """The seed to draw a test's inputs from: `written` itself without a secret, else one made from both; in a
+    submission's run, the one the reference's run drew for it."""
+    if _SEEDS is not None:
+        if written not in _SEEDS:
+            raise RuntimeError(
+                f"the hidden test drew from seed {written}, which the reference's run of it did not: report this "
+                "to the instructor"
+            )
+        seed = _SEEDS[written]
+    elif not _SECRET:
+        seed = written
+    else:
+        import hashlib
 
-    digest = hashlib.sha256(f"{_SECRET}:{written}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") % 2**31
+        digest = hashlib.sha256(f"{_SECRET}:{written}".encode()).digest()
+        seed = int.from_bytes(digest[:4], "big") % 2**31
+    _DRAWN[written] = seed
+    return seed
 
 
 def _plain(value):
@@ -56,13 +73,33 @@ def _plain(value):
     return f"<{type(value).__name__}>"
 
 
-def _observe(key, value, why, close=None, within=None, one_of=None, student=None):
+def _raw(key, value):
+    """Record raw values (what the answer returned, its inputs after the call, gradients) under `key`, judged by no
+    rule of their own: the judge computes what observations name them as `of` from them (booktools/grading/
+    measures.py), in its own process, with the reference's raw values under the same key beside them."""
+    _OBSERVED.append({"key": str(key), "value": _plain(value), "why": "", "raw": True})
+
+
+def _observe(
+    key,
+    value,
+    why,
+    close=None,
+    within=None,
+    one_of=None,
+    student=None,
+    measure=None,
+    of=None,
+):
     """Record one thing the answer did, under a `key` (a repeated one is numbered). The grader compares `value`
     with the reference solution's value under the same key, by the reference's rule: equal (the default),
     `close=(rtol, atol)`, `within=(low, high)` (bounds computed by the reference's run), or `one_of=[...]` (to
     within 1e-6). When they differ, `why` is what the instructor reads (grades.csv: it may name the drawn inputs)
     and `student` what the student reads (the LMS's feedback: the property, never the inputs; a constant string,
-    which tests/test_hidden_tests.py checks; default: `why`, where `why` is one)."""
+    which tests/test_hidden_tests.py checks; default: `why`, where `why` is one). `measure`: the name of what the
+    judge computes from the raw `value` and the reference's before it applies the rule (booktools/grading/
+    measures.py), or from the raw values recorded under the key `of` (`_raw`; `value` is then None): a property
+    measured from values is measured where no answer has run."""
     rule = (
         {"close": [float(close[0]), float(close[1])]}
         if close is not None
@@ -77,8 +114,18 @@ def _observe(key, value, why, close=None, within=None, one_of=None, student=None
     if repeats:  # the same case drawn twice: a key of its own, the same in the reference's record
         key = f"{key} #{repeats + 1}"
     told = {"student": str(student)} if student is not None else {}
+    measured = {"measure": str(measure)} if measure is not None else {}
+    if of is not None:
+        measured["of"] = str(of)
     _OBSERVED.append(
-        {"key": key, "value": _plain(value), "why": str(why), **told, **rule}
+        {
+            "key": key,
+            "value": _plain(value),
+            "why": str(why),
+            **told,
+            **rule,
+            **measured,
+        }
     )
 
 
