@@ -358,3 +358,19 @@ def test_what_the_idioms_look_like_when_they_patch_is_still_flagged(code, reason
         assert "has a string with a double underscore" in found, found
     else:
         assert reason in found, found
+
+
+def test_an_answer_may_set_attributes_of_its_own_function_only():
+    """An answer that counts its calls in an attribute of its own function (`drop_path.calls`) changes nothing of
+    the notebook's (issue #41: the red team's third round found it held as if it did); the same assignment to
+    another exercise's function is still held."""
+    from booktools.grading.cells import exercises
+
+    chapter = "04_ensemble_of_paths"
+    template = read_notebook(STUDENT_DIR / f"{chapter}.ipynb")
+    source, _ = exercises(chapter)
+    cell = "def drop_path(branch, rate, training):\n    {}.calls = 1\n    return branch"
+    assert suspicions({5: cell.format("drop_path")}, template, source)[5] == []
+    assert suspicions({5: cell.format("kendall_distance")}, template, source)[5] == [
+        "assigns to kendall_distance.calls, a part of the notebook's code"
+    ]

@@ -25,7 +25,7 @@ def _rows(value) -> np.ndarray:
 
 # Drop path (chapter 04, exercise 5): a call's raw values are [output, the branch after the call, the weights of
 # the loss sum(output * weights), the branch's gradient, the output of a second call on the same branch]; many
-# calls' are a list of outputs, each a column of rows.
+# calls' are a list of outputs, each a column of rows; two seeded calls' are [first output, second output].
 
 
 def shape(value, reference):
@@ -57,6 +57,13 @@ def draws_differ(value, reference):
     """Whether the two calls' outputs on the same branch differ."""
     first, second = _rows(value[0]), _rows(value[4])
     return bool(first.shape != second.shape or not np.array_equal(first, second))
+
+
+def draws_agree(value, reference):
+    """Whether two calls made each after the same torch.manual_seed ([first, second]) drew the same: the mask comes
+    from torch's global random generator, which the seed sets."""
+    first, second = _rows(value[0]), _rows(value[1])
+    return bool(first.shape == second.shape and np.array_equal(first, second))
 
 
 def kept_scale(value, reference):
@@ -106,6 +113,7 @@ MEASURES = {
         kept_and_dropped,
         share_kept,
         draws_differ,
+        draws_agree,
         kept_scale,
         gradient_split,
         kept_count_variance,

@@ -64,9 +64,9 @@ def parse_answer(code: str) -> tuple:
 
 
 def answer_params(template) -> dict:
-    """{exercise number: the parameters and local names of the functions its stub's cell defines}: names an
-    answer's code may change the attributes of, since they hold what the answer is given or what the template's
-    code around it made."""
+    """{exercise number: the functions its stub's cell defines, with their parameters and local names}: names an
+    answer's code may change the attributes of, since they hold what the answer is given, what the template's code
+    around it made, or the answer's own function (`drop_path.calls = ...`)."""
     found = {}
     for i, number, _, _ in stub_cells(template):
         try:
@@ -78,7 +78,6 @@ def answer_params(template) -> dict:
             for node in ast.walk(tree)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             for name in local_names(ast.Module(body=[node], type_ignores=[]))
-            - {node.name}
         }
     return found
 

@@ -317,6 +317,24 @@ def exercise_5():
             of=drawn,
             within=_ch04_band(1 - rate, 6 * math.sqrt(rate * (1 - rate) / rows)),
         )
+        # two calls, each after the same global seed: the same draw, from torch's global random generator
+        with torch.random.fork_rng():
+            seeded = []
+            for _ in range(2):
+                torch.manual_seed(_seed(4051))
+                seeded.append(drop_path(torch.ones(column, 1), rate, True))
+        seeded_key = f"case {case}: seeded"
+        _raw(seeded_key, seeded)
+        _observe(
+            f"case {case}: the global generator",
+            None,
+            f"drop_path(torch.ones({column}, 1), {rate}, training=True), called twice, each time after "
+            "torch.manual_seed with the same seed: draw from torch's global random generator, so that the seed "
+            "decides the draw",
+            student="draw from torch's global random generator, so that torch.manual_seed decides the draw",
+            measure="draws_agree",
+            of=seeded_key,
+        )
         # many calls on a column of ones: how many rows each call keeps, and how often each row is kept
         where = f"drop_path(torch.ones({column}, 1), {rate}, training=True), called {calls} times"
         ones = torch.ones(column, 1)
