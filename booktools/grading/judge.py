@@ -39,7 +39,7 @@ def judged(observation: dict, got) -> bool:
         try:
             got = measure(got, observation["value"])
             expected = measure(observation["value"], observation["value"])
-        except (TypeError, ValueError, IndexError, KeyError, ZeroDivisionError):
+        except Exception:  # raw values of the wrong kind or shape: the property does not hold
             return False
         observation = {k: v for k, v in observation.items() if k != "measure"} | {
             "value": expected

@@ -37,6 +37,9 @@ def exercise_1():
             np.stack([1 - gen.uniform(0, 1e-3, 4), gen.uniform(0, 1e-3, 4) - 1]),
             "a 2 x 4 array of cosines within 1e-3 of 1 and of -1",
         ),
+        # any shape: arrays of one element keep theirs
+        (gen.uniform(-1, 1, 1), "one cosine in an array of shape (1,)"),
+        (gen.uniform(-1, 1, (1, 1)), "one cosine in an array of shape (1, 1)"),
     ]
     for c, where in cases:
         out = np.asarray(relu_c_map(c), dtype=float)

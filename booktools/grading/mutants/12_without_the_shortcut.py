@@ -59,6 +59,13 @@ def relu_c_map(c: np.ndarray) -> np.ndarray:
     )
 
 
+# %% exercise 1, mark 0: a one-element result unwrapped: right for a 0-d input and for two or more cosines, but an array of shape (1,) comes back 0-d
+def relu_c_map(c: np.ndarray) -> np.ndarray:
+    c = np.clip(np.atleast_1d(np.asarray(c, dtype=float)), -1.0, 1.0)
+    out = (np.sqrt(1 - c**2) + (np.pi - np.arccos(c)) * c) / np.pi
+    return out[0] if out.size == 1 else out
+
+
 # %% exercise 1, mark 1: correct alternative: the angle theta = arctan2(sqrt(1 - c^2), c)
 def relu_c_map(c: np.ndarray) -> np.ndarray:
     c = np.asarray(c, dtype=float)
