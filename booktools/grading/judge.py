@@ -39,7 +39,8 @@ def judged(observation: dict, got) -> bool:
         try:
             got = measure(got, observation["value"])
             expected = measure(observation["value"], observation["value"])
-        except Exception:  # raw values of the wrong kind or shape: the property does not hold
+        # raw values of the wrong kind or shape: the property does not hold
+        except Exception:
             return False
         observation = {k: v for k, v in observation.items() if k != "measure"} | {
             "value": expected
