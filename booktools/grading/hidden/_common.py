@@ -1,5 +1,5 @@
-"""Run before every chapter's hidden tests, in the kernel that ran the notebook (booktools/grading/cells.py): private helpers
-they share. Names start with an underscore, so that they do not clash with the notebook's.
+"""Run before every chapter's hidden tests, in each exercise's process of its own (booktools/grading/isolated.py):
+private helpers they share. Names start with an underscore, so that they do not clash with the notebook's.
 
 A hidden test does not judge the answer where the answer ran: code in a student's kernel can patch anything there,
 from `torch.allclose` to the `__eq__` of what it returns. It observes: `_observe` records what the answer did (its
@@ -17,9 +17,8 @@ gets that number: it gets _SEEDS, the seeds the reference's run of the same exer
 record carries to the grader), and draws the same inputs from them."""
 
 _SECRET = 0  # none: the tests' own seeds
-_SEEDS = (
-    None  # in a submission's run: {written seed: seed} as the reference's run drew them
-)
+# in a submission's run: {written seed: seed} as the reference's run of the exercise drew them
+_SEEDS = None
 _DRAWN = {}  # {written seed: seed} this run has drawn (the reference's reach the grader)
 _OBSERVED = []  # what the current test has observed, in order; the grading cell prints it and starts it again
 
