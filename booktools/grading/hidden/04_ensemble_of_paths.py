@@ -221,6 +221,11 @@ def _ch04_drop_rates(gen, count):
     return rates
 
 
+def _ch04_band(centre, half):
+    """The band centre +- half, for a `within` rule."""
+    return (centre - half, centre + half)
+
+
 def exercise_5():
     """Runs `drop_path` on batches of its own, in training and at test time, and records its raw outputs, the
     branch after the call and the gradient (`_raw`). What is measured from them (the share of rows kept, how they
@@ -270,7 +275,8 @@ def exercise_5():
         _observe(
             f"case {case}: some rows kept and some dropped",
             None,
-            f"{where}: each example draws for itself, so one batch has both kept and dropped rows (one draw per row, not one for the whole batch)",
+            f"{where}: each example draws for itself, so one batch has both kept and dropped rows"
+            " (one draw per row, not one for the whole batch)",
             student="each example draws for itself, so one batch has both kept and dropped rows (one draw per row, not one for the whole batch)",
             measure="kept_and_dropped",
             of=drawn,
@@ -370,7 +376,3 @@ def exercise_5():
         "drop_path(branch, 0.0, training=True): at rate 0 nothing is dropped and nothing is scaled",
         close=(1e-6, 1e-7),
     )
-
-
-def _ch04_band(centre, half):
-    return (centre - half, centre + half)
