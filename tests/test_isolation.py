@@ -4,7 +4,11 @@ result and the hidden test's check (`_refers_to`, which reads the names the answ
 Then the same answer is graded as `make grade` grades it, in a process of its own where the helper does not exist
 (booktools/grading/isolated.py): the attack scores 0, and the reason says the helper is not available.
 
-The exercise attacked: chapter 04's exercise 2, kendall_distance, which must not call kendall_tau_distance."""
+The exercise attacked: chapter 04's exercise 2, kendall_distance, which must not call kendall_tau_distance.
+
+Last, a wrong answer that rewrites what the hidden test records after it returns: it passes the test written to
+observe in the answer's process, and scores 0 against the test that keeps arrays there and observes them in a
+process no answer has run in (`observe_N`, isolated.observed_apart)."""
 
 import sys
 import types
@@ -160,3 +164,86 @@ def test_a_submission_draws_from_the_reference_seeds_never_the_secret(
     )
     for record in submitted:
         assert verdict([reference], [record]) == (True, "passed"), record
+
+
+# Chapter 02's exercise 3, zero_init_last_bn: a wrong answer (a zeroed copy returned, the network passed in left as it
+# was) that rewrites what the hidden test records after it returns, by replacing the test's `_observe`.
+FORGER = """
+import copy as _copy
+
+import __main__ as _main
+
+
+def zero_init_last_bn(net):
+    observe = _main._observe
+
+    def forged(key, value, *args, **kwargs):
+        if key.startswith("returns the net"):
+            value = True
+        elif key.startswith("gammas of"):
+            value = {name: torch.zeros_like(t) for name, t in value.items()}
+        return observe(key, value, *args, **kwargs)
+
+    _main._observe = forged
+    net = _copy.deepcopy(net)
+    for module in net.modules():
+        if isinstance(module, BNResidualBlock):
+            nn.init.zeros_(module.f[-1].weight)
+    return net
+"""
+
+# The same exercise's test as it was written before it kept arrays for a process of its own to observe: it observed
+# in the answer's process.
+IN_PROCESS = """
+def exercise_3():
+    for k, net in enumerate(_bn_nets()):
+        gammas = {
+            f"{name}.f.{len(m.f) - 1}.weight"
+            for name, m in net.named_modules()
+            if isinstance(m, BNResidualBlock)
+        }
+        returned = zero_init_last_bn(net)
+        _observe(f"returns the net {k}", returned is net, "change the network passed in, and return it")
+        after = net.state_dict()
+        _observe(f"gammas of net {k}", {name: after[name] for name in gammas}, "zero every last gamma")
+"""
+
+
+def test_records_forged_in_the_answers_process_reach_no_judge(tmp_path):
+    """Where the hidden test observed in the answer's process, the answer that replaces `_observe` passes it. Where
+    the test keeps arrays and a process in which no answer ran observes them (`observe_3`), the same answer scores 0
+    for what it did: the network passed in was not changed."""
+    chapter, number = "02_identity_and_zero_init", 3
+    template = with_parameters(
+        read_notebook(STUDENT_DIR / f"{chapter}.ipynb"), {"SEED": 0}
+    )
+    solution = isolated.solution_sources(
+        read_notebook(STUDENT_DIR.parent / f"{chapter}.ipynb"), template
+    )[number]
+    apart = isolated.tests_of(chapter)
+    assert "def observe_3(" in apart
+    start, end = apart.index("def exercise_3():"), apart.index("def exercise_4():")
+    in_process = apart[:start] + IN_PROCESS + "\n\n" + apart[end:]
+    with Worker(tmp_path) as worker:
+        found = {
+            how: isolated.records(
+                worker,
+                template,
+                {number: [solution, FORGER]},
+                source,
+                TEST_SECRET,
+                chapter,
+            )[number]
+            for how, source in (("in process", in_process), ("apart", apart))
+        }
+    reference, forged = found["in process"]
+    assert verdict([reference], [reference]) == (True, "passed")
+    assert verdict([reference], [forged]) == (True, "passed"), (
+        "the forgery did not work in process"
+    )
+    reference, forged = found["apart"]
+    assert verdict([reference], [reference]) == (True, "passed")
+    assert verdict([reference], [forged]) == (
+        False,
+        "change the network passed in, and return it",
+    )

@@ -157,6 +157,18 @@ def _raised(ename, evalue):
     return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": []}
 
 
+def test_an_error_met_observing_apart_is_not_called_the_answers():
+    """A hidden test's observe_N that cannot read what the answer kept (an array of the wrong kind) fails the
+    exercise; the student reads that the test could not read what the code returned, not that the code raised."""
+    from booktools.grading.judge import OBSERVING, judgement
+
+    reference = observed(("out", 1.0))
+    answer = observed(error=f"{OBSERVING}RuntimeError: Error(s) in loading state_dict")
+    passed, why, told = judgement(reference, answer)
+    assert not passed and why.startswith(OBSERVING)
+    assert told == "the hidden test could not read what your code returned"
+
+
 def test_grades_record_what_each_self_check_said():
     """The self-checks never change a score, but grades.csv shows what each one told the student: every line, and
     any error."""

@@ -15,7 +15,11 @@ Then, for each answer, in a process forked from the context:
 4. the hidden tests' shared helpers (hidden/_common.py), what the tests draw their inputs from (for the reference
    solution, the number made from the instructor's secret; for a submission, only the seeds the reference's run of
    the exercise drew: `drawn_seeds`), the hidden tests, then exercise N's, whose observations go back to the grader
-   as one JSON record, with the seeds it drew.
+   as one JSON record, with the seeds it drew;
+5. where that test observes apart (`observe_N`), only the arrays the answer's run kept (`_keep`): the test's
+   `observe_N` loads, runs and observes them in a process forked from the exercise's context as the hidden test needs
+   it (step 1, without what only the answers name), in which no answer has run (`observed_apart`); the record is
+   that process's, with the answer's error and the watch.
 No other exercise's answer, no other exercise's test, no secret and nothing of the grader is in a submission's
 process: a frame walk, a string lookup or an import finds only what the job brought.
 """
@@ -28,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from booktools.grading.cells import COMMON, PREAMBLE, UNCHANGED, WATCH, secret_number
+from booktools.grading.judge import OBSERVING
 from booktools.grading.names import forbidden_helpers, reaching, top_level_names
 from booktools.grading.splice import rebuild, stub_cells
 from booktools.grading.worker import Worker, WorkerError
@@ -194,12 +199,29 @@ def _take_out(names):
 
 DRIVER = """
 _OBSERVED.clear()
+_KEPT.clear()
 try:
     exercise_{n}()
     _error = None
 except BaseException as _err:
     _error = f"{{type(_err).__name__}}: {{_err}}"[:300]
 _OBSERVED.append({{"key": "unchanged", "value": _GRADER_CHANGED(), "why": {unchanged!r}}})
+_drawn = {{str(k): v for k, v in _DRAWN.items()}}
+_record = _GRADER_DUMPS({{"exercise": {n}, "observed": _OBSERVED, "error": _error, "seeds": _drawn}})
+_result({{"record": _record, **{{"kept/" + _k: _v for _k, _v in _KEPT.items()}}}})
+"""
+
+# Where exercise N's hidden test defines `observe_N(kept)`: what runs, in a process forked from the context that no
+# answer has run in, for answer {i} of the job: the arrays its run kept (sent as the job's `cases`, "{i}/key"), given
+# back to observe_N, which loads, runs and measures them there, and observes.
+OBSERVER = """
+_OBSERVED.clear()
+_kept = {{_k.split("/", 1)[1]: _v for _k, _v in _CASES.items() if _k.split("/", 1)[0] == "{i}"}}
+try:
+    observe_{n}(_kept)
+    _error = None
+except BaseException as _err:
+    _error = f"{OBSERVING}{{type(_err).__name__}}: {{_err}}"[:300]
 _drawn = {{str(k): v for k, v in _DRAWN.items()}}
 _result({{"record": _GRADER_DUMPS({{"exercise": {n}, "observed": _OBSERVED, "error": _error, "seeds": _drawn}})}})
 """
@@ -220,8 +242,7 @@ def read_by_test(hidden_source: str, number: int) -> set:
         if isinstance(node, ast.FunctionDef)
     }
     wanted, todo, read = set(), [f"exercise_{number}"], set()
-    if f"_prepare_{number}" in helpers:
-        todo.append(f"_prepare_{number}")
+    todo += [h for h in (f"_prepare_{number}", f"observe_{number}") if h in helpers]
     while todo:
         name = todo.pop()
         read.add(name)
@@ -294,6 +315,69 @@ def prepare_source(
     )
 
 
+def observe_source(
+    hidden_source: str, number: int, secret, chapter, seeds, index: int
+) -> str:
+    """What runs after the context to observe the job's answer `index` apart (`OBSERVER`): the hidden tests' shared
+    helpers, what they draw from (the same as the answers' runs), the hidden tests, and the observer. No answer."""
+    return "\n\n".join(
+        [
+            COMMON.read_text(),
+            keyed(secret, chapter, seeds),
+            hidden_source,
+            OBSERVER.format(n=number, i=index, OBSERVING=OBSERVING),
+        ]
+    )
+
+
+def observed_apart(
+    worker: Worker,
+    context: str,
+    results: list,
+    made: list,
+    hidden_source: str,
+    number: int,
+    secret,
+    chapter,
+    seeds,
+    timeout: float,
+) -> list:
+    """Where exercise `number`'s hidden test defines `observe_N(kept)`: each answer's record made again from the
+    arrays its run kept (`_keep`), observed in a process forked from `context` (the exercise's, as the hidden test
+    needs it) in which no answer has run, one job for all the answers. A record keeps, of its answer's run, only the
+    error and the watch (`unchanged`); its seeds are both runs' (a submission's observer draws what the reference's
+    did)."""
+    cases, runs, which = {}, [], []
+    for i, result in enumerate(results):
+        if isinstance(result, WorkerError):
+            continue
+        cases |= {
+            f"{len(runs)}/{k[len('kept/') :]}": v
+            for k, v in result.items()
+            if k.startswith("kept/")
+        }
+        runs.append(
+            observe_source(hidden_source, number, secret, chapter, seeds, len(runs))
+        )
+        which.append(i)
+    if not runs:
+        return made
+    seen = worker.run_batch(
+        context, runs, cases=cases, timeout=timeout, context_timeout=max(120, timeout)
+    )
+    merged = list(made)
+    for i, result in zip(which, seen):
+        observed, answer = record_of(result, number), made[i]
+        watch = [o for o in answer.get("observed", []) if o.get("key") == "unchanged"]
+        merged[i] = {
+            "exercise": number,
+            "observed": observed["observed"] + watch,
+            "error": answer.get("error") or observed.get("error"),
+            "seeds": observed.get("seeds", {}) | answer.get("seeds", {}),
+        }
+    return merged
+
+
 def drawn_seeds(reference: dict) -> dict:
     """{exercise: {written seed: seed}}: what the reference's run of each exercise drew (its record's `seeds`), for
     the submissions' runs of it, which get these and never the secret's number."""
@@ -361,6 +445,23 @@ def records(
             prepare=prepare_source(hidden_source, number, secret, chapter, table),
         )
         found[number] = [record_of(result, number) for result in results]
+        if f"def observe_{number}(" in hidden_source:
+            # its own context: what the hidden test names, not what the answers name (a heavy cell one of them names)
+            tests_need = context_cells(
+                template, cells[number], read_by_test(hidden_source, number), forbidden
+            )
+            found[number] = observed_apart(
+                worker,
+                context_source(template, tests_need, forbidden, cells[number]),
+                results,
+                found[number],
+                hidden_source,
+                number,
+                secret,
+                chapter,
+                table,
+                timeout,
+            )
     return found
 
 

@@ -6,6 +6,9 @@ import math
 
 from booktools.grading.measures import MEASURES
 
+# how an error of a hidden test's observe_N starts (isolated.OBSERVER): no error of the answer's
+OBSERVING = "observing what the answer kept: "
+
 
 def _same(got, expected, rtol: float = 0.0, atol: float = 0.0) -> bool:
     """Whether two JSON values agree: numbers to within atol + rtol |expected| (NaN agrees with NaN; a bool only with
@@ -128,6 +131,8 @@ def _raised(error: str) -> str:
     """An error a hidden test met, as a student reads it: its kind, not its message (which can quote the inputs)."""
     if error == "timed out":
         return "the hidden test timed out"
+    if error.startswith(OBSERVING):
+        return "the hidden test could not read what your code returned"
     kind = error.split(":", 1)[0].strip()
     return (
         f"your code raised {kind}"

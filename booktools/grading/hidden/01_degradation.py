@@ -121,14 +121,10 @@ def _ch01_plain_block(state, x, eps):
     return h if h.shape == x.shape else None
 
 
-def exercise_2():
-    gen = torch.Generator().manual_seed(_seed(2024))
-    # far from PyTorch's 1e-5, so that an answer that leaves eps out is off by far more than the tolerance (with
-    # eps = 1e-5 it is off by 5e-6, which one block hides)
-    eps = 0.25
+def _ch01_drawn_block(gen):
+    """A BNPlainBlock as training leaves it, drawn here: every weight, BatchNorm parameter and statistic set by the
+    test, however the block was built, and BatchNorm's eps set to the test's own."""
     block = BNPlainBlock(16)
-    # a block as training leaves it, drawn here: every weight, BatchNorm parameter and statistic set by the test,
-    # however the block was built
     with torch.no_grad():
         for name, t in sorted(_ch01_tensors(block).items()):
             if name in ("f.0.weight", "f.3.weight"):
@@ -139,27 +135,65 @@ def exercise_2():
                 t.copy_(torch.rand(t.shape, generator=gen) * 1.5 + 0.5)
         for m in block.f:
             if isinstance(m, nn.BatchNorm1d):
-                m.eps = eps
-    returned = make_identity(block)
-    _observe(
-        "returns the block",
-        returned is block,
-        "change the block passed in, and return it",
-    )
+                m.eps = _CH01_EPS
+    return block
+
+
+# far from PyTorch's 1e-5, so that an answer that leaves eps out is off by far more than the tolerance (with eps = 1e-5
+# it is off by 5e-6, which one block hides)
+_CH01_EPS = 0.25
+
+
+def _ch01_eps(block) -> list:
+    """The eps of the block's two BatchNorms, read from their own dictionaries (NaN where there is none)."""
     modules = _ch01_modules(block)
-    _observe(
-        "eps left alone",
-        [
+    found = []
+    for name in ("f.1.", "f.4."):
+        eps = (
             object.__getattribute__(modules[name], "__dict__").get("eps")
             if name in modules
             else None
-            for name in ("f.1.", "f.4.")
-        ],
-        f"leave BatchNorm's eps as it is (here {eps}): eps is not part of what is graded, the block is run with the "
-        "eps it came with, so set the running statistics and the weights so that they absorb it",
+        )
+        found.append(float(eps) if isinstance(eps, (int, float)) else float("nan"))
+    return found
+
+
+def exercise_2():
+    """Runs make_identity on a block drawn here and keeps, as arrays, the block passed in (its weights, statistics and
+    eps) and what it returned; the judge's process observes them (`observe_2`)."""
+    block = _ch01_drawn_block(torch.Generator().manual_seed(_seed(2024)))
+    returned = make_identity(block)
+    _keep("eps", _ch01_eps(block))
+    _keep("block", _ch01_tensors(block))
+    _mark(_ch01_tensors(block).values())
+    _keep(
+        "returned",
+        _ch01_tensors(returned) if isinstance(returned, nn.Module) else {},
+    )
+
+
+def observe_2(kept):
+    """In a process no answer has run in: the block's weights and statistics, as the answer left them, run here by
+    the test's own arithmetic (`_ch01_plain_block`) with the eps the block came with."""
+    gen = torch.Generator().manual_seed(_seed(2024))
+    _ch01_drawn_block(
+        gen
+    )  # the same draws as the answer's run, so that the inputs below come after them
+    state, returned = _kept_state(kept, "block"), _kept_state(kept, "returned")
+    if not state:  # the answer's run stopped before it, and the judge reports its error
+        return
+    _observe(
+        "returns the block",
+        _shows_mark(state, returned),
+        "change the block passed in, and return it",
+    )
+    _observe(
+        "eps left alone",
+        kept["eps"].tolist(),
+        f"leave BatchNorm's eps as it is (here {_CH01_EPS}): eps is not part of what is graded, the block is run "
+        "with the eps it came with, so set the running statistics and the weights so that they absorb it",
         student="leave BatchNorm's eps as it is: eps is not part of what is graded, so set the running statistics and the weights so that they absorb it",
     )
-    state = _ch01_tensors(block)
     _observe(
         "the block's weights and statistics",
         sorted(state),
@@ -167,13 +201,12 @@ def exercise_2():
     )
     # non-negative, like a ReLU output
     x = torch.rand(32, 16, generator=gen, dtype=torch.float64) * 3
-    with torch.no_grad():
-        out = _ch01_plain_block(state, x, eps)
+    out = _ch01_plain_block(state, x, _CH01_EPS)
     _observe(
         "identity on non-negative inputs",
         out,
         "set the weights and the batch-norm statistics of the block so that it returns non-negative inputs "
-        f"unchanged; it is run with BatchNorm's eps = {eps}, the eps it came with (eps is not part of what is "
+        f"unchanged; it is run with BatchNorm's eps = {_CH01_EPS}, the eps it came with (eps is not part of what is "
         "graded: running_var and the weights must absorb it)",
         close=(1e-5, 1e-6),
         student="set the weights and the batch-norm statistics of the block so that it returns non-negative inputs unchanged, with the eps it came with",

@@ -151,18 +151,55 @@ def _bn_nets():
 
 
 def exercise_3():
+    """Runs zero_init_last_bn on two networks and keeps, as arrays, the network passed in and what it returned; the
+    judge's process observes them (`observe_3`)."""
     for k, net in enumerate(_bn_nets()):
+        returned = zero_init_last_bn(net)
+        _keep(f"net {k}", net.state_dict())
+        _keep(
+            f"trainable {k}",
+            {name: p.requires_grad for name, p in net.named_parameters()},
+        )
+        # what was returned shows the mark only if it is the network passed in
+        _mark(net.state_dict().values())
+        _keep(
+            f"returned {k}",
+            returned.state_dict() if isinstance(returned, nn.Module) else {},
+        )
+
+
+def observe_3(kept):
+    """In a process no answer has run in: the answer's state loaded into networks of this process's own, built from
+    the same seeds as the answer's, then read and run there."""
+    gen = torch.Generator().manual_seed(_seed(33))
+    for k, (net, fan_in) in enumerate(zip(_bn_nets(), (64, 5))):
         gammas = {
             f"{name}.f.{len(m.f) - 1}.weight"
             for name, m in net.named_modules()
             if isinstance(m, BNResidualBlock)
         }
-        returned = zero_init_last_bn(net)
+        state, returned = (
+            _kept_state(kept, f"net {k}"),
+            _kept_state(kept, f"returned {k}"),
+        )
+        if (
+            not state
+        ):  # the answer's run stopped before it, and the judge reports its error
+            continue
         _observe(
             f"returns the net {k}",
-            returned is net,
+            _shows_mark(state, returned),
             "change the network passed in, and return it",
         )
+        entries = {name: list(t.shape) for name, t in state.items()}
+        _observe(
+            f"entries of net {k}",
+            entries,
+            "keep the network's parameters and statistics: the same names and shapes, none added or taken away",
+        )
+        if entries != {name: list(t.shape) for name, t in net.state_dict().items()}:
+            continue
+        net.load_state_dict(state)
         after = net.state_dict()
         _observe(
             f"gammas of net {k}",
@@ -176,8 +213,17 @@ def exercise_3():
         )
         _observe(
             f"trainable in net {k}",
-            {name: p.requires_grad for name, p in net.named_parameters()},
+            {name: bool(t) for name, t in _kept_state(kept, f"trainable {k}").items()},
             "every parameter must stay trainable: set gamma's value to zero, do not freeze it",
+        )
+        x = torch.randn(6, fan_in, generator=gen)
+        with torch.no_grad():
+            out = net.eval()(x)
+        _observe(
+            f"output of net {k}",
+            out,
+            "the network must compute what the reference's does once its gammas are zero",
+            close=(1e-5, 1e-6),
         )
 
 

@@ -94,24 +94,51 @@ def _ch09_scaled_nets():
 
 
 def exercise_2():
+    """Runs set_branch_scale_ on three networks under each rule and keeps, as arrays, the network passed in (its
+    weights and its blocks' scales) and what it returned; the judge's process observes them (`observe_2`)."""
+    for r, rule in enumerate(BRANCH_SCALES):
+        for k, (net, _) in enumerate(_ch09_scaled_nets()):
+            returned = set_branch_scale_(net, rule)
+            where = f"net {k}, rule {r}"
+            _keep(f"weights, {where}", net.state_dict())
+            _keep(f"scales, {where}", _ch09_scales(net))
+            # what was returned shows this mark only if it is the network passed in
+            for m in net.modules():
+                if isinstance(m, ScaledResidualBlock):
+                    m.scale = 1.0 + float(m.scale)
+            _keep(
+                f"returned scales, {where}",
+                _ch09_scales(returned) if isinstance(returned, nn.Module) else [],
+            )
+
+
+def _ch09_scales(net) -> list:
+    """The scale of every ScaledResidualBlock in a network, in the order of net.modules()."""
+    return [float(m.scale) for m in net.modules() if isinstance(m, ScaledResidualBlock)]
+
+
+def observe_2(kept):
+    """In a process no answer has run in: the answer's weights and scales loaded into networks of this process's
+    own, built from the same seeds as the answer's, then run there."""
     gen = torch.Generator().manual_seed(_seed(32))
-    for rule in BRANCH_SCALES:
+    for r, rule in enumerate(BRANCH_SCALES):
         for k, (net, fan_in) in enumerate(_ch09_scaled_nets()):
             x = torch.randn(4, fan_in, generator=gen)
-            returned = set_branch_scale_(net, rule)
             where = f"net {k} with rule {rule!r}"
+            state = _kept_state(kept, f"weights, net {k}, rule {r}")
+            # none: the answer's run stopped before it, and the judge reports its error
+            if not state:
+                continue
+            scales = kept[f"scales, net {k}, rule {r}"].tolist()
+            returned = kept[f"returned scales, net {k}, rule {r}"].tolist()
             _observe(
                 f"returns the net, {where}",
-                returned is net,
+                returned == [1.0 + s for s in scales],
                 "change the network passed in, and return it",
             )
             _observe(
                 f"scales, {where}",
-                [
-                    float(m.scale)
-                    for m in net.modules()
-                    if isinstance(m, ScaledResidualBlock)
-                ],
+                scales,
                 f"for {where}, every ScaledResidualBlock's scale must be BRANCH_SCALES[rule](L), where L counts "
                 "the ScaledResidualBlocks anywhere inside the net, nested ones too, and nothing else",
                 # a scale stored in float32 (a 0-d tensor, as the branch computes in) is right too: it is off by at
@@ -122,9 +149,15 @@ def exercise_2():
             )
             _observe(
                 f"weights unchanged, {where}",
-                net.state_dict(),
+                state,
                 "set only each block's scale: leave every weight and bias as it was",
             )
+            blocks = [m for m in net.modules() if isinstance(m, ScaledResidualBlock)]
+            if state.keys() != net.state_dict().keys() or len(scales) != len(blocks):
+                continue
+            net.load_state_dict(state)
+            for block, scale in zip(blocks, scales):
+                block.scale = scale
             with torch.no_grad():
                 out = net(x)
             _observe(

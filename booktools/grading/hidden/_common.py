@@ -8,6 +8,8 @@ prints those records as JSON, and in its own process, where no student code has 
 same test recorded about the reference solution, run in a kernel of its own, by the rule the reference's record
 states (exact, close, within a band, one of some values). A submission's kernel says what it saw, never how it is
 judged, and to be judged right it must produce what the reference produces on inputs it cannot know in advance.
+A test that observes apart goes further: there the answer's process only keeps arrays (`_keep`), and the test's
+`observe_N` makes every observation in a process no answer has run in (isolated.py, `observed_apart`).
 
 The tests draw their inputs from seeds written into them, which anyone can read here. `make grade SECRET=...` sets
 _SECRET (a number made from the instructor's secret; booktools/grading/cells.py) right after this file in the
@@ -21,6 +23,7 @@ _SECRET = 0  # none: the tests' own seeds
 _SEEDS = None
 _DRAWN = {}  # {written seed: seed} this run has drawn (the reference's reach the grader)
 _OBSERVED = []  # what the current test has observed, in order; the grading cell prints it and starts it again
+_KEPT = {}  # arrays the current test keeps for its observe_N (`_keep`), which runs in a process of its own
 
 
 def _seed(written: int) -> int:
@@ -77,6 +80,74 @@ def _raw(key, value):
     rule of their own: the judge computes what observations name them as `of` from them (booktools/grading/
     measures.py), in its own process, with the reference's raw values under the same key beside them."""
     _OBSERVED.append({"key": str(key), "value": _plain(value), "why": "", "raw": True})
+
+
+def _keep(key, value):
+    """Keep what the answer made, as arrays, for the exercise's `observe_N(kept)`: a test that defines one only runs
+    the answer here and keeps what it returned (an output, a gradient, a network's `state_dict()`: a dict's entries
+    go under "key/name"). observe_N then runs in a process of its own that no answer has run in (isolated.py): it
+    gets these arrays back as tensors (`_kept_state`), loads them into its own networks, runs and measures them
+    there, and only there `_observe`s. Numbers, bools and lists of them are kept as arrays too; anything else by its
+    type's name."""
+    if "/" in str(key):
+        raise ValueError(
+            f"a kept key has no '/' in it (a dict's entries go under 'key/name'): {key!r}"
+        )
+    if isinstance(value, dict):
+        for name, v in value.items():
+            _KEPT[f"{key}/{name}"] = _kept_array(v)
+        return
+    _KEPT[str(key)] = _kept_array(value)
+
+
+def _kept_array(value):
+    """A value kept (`_keep`) as a numpy array, a copy; anything that is not numbers by its type's name."""
+    import numpy as np
+    import torch as _torch
+
+    if isinstance(value, _torch.Tensor):
+        value = value.detach().cpu()
+        value = (value.float() if value.dtype == _torch.bfloat16 else value).numpy()
+    try:  # a copy: what the test does to the tensor later does not change what was kept
+        kept = np.array(value)
+    except Exception:
+        kept = None
+    if kept is None or kept.dtype == object:
+        kept = np.asarray(f"<{type(value).__name__}>")
+    return kept
+
+
+def _kept_state(kept: dict, key: str) -> dict:
+    """In observe_N: the tensors kept under `key` (`_keep(key, a_dict)`), by their names in the dict; {} if none."""
+    import torch as _torch
+
+    prefix = f"{key}/"
+    return {
+        k[len(prefix) :]: _torch.from_numpy(v.copy())
+        for k, v in kept.items()
+        if k.startswith(prefix) and v.dtype.kind in "biuf"
+    }
+
+
+def _mark(tensors) -> None:
+    """After keeping the state of a network the answer was passed: add 1 to each of its float tensors (`tensors`),
+    in place, then keep the state of what the answer returned, which shows the mark only if it is that network."""
+    import torch as _torch
+
+    with _torch.no_grad():
+        for t in tensors:
+            if t.is_floating_point():
+                t.add_(1.0)
+
+
+def _shows_mark(state: dict, returned: dict) -> bool:
+    """In observe_N: whether `returned` (kept after `_mark`) is `state` (kept before it) with the mark."""
+    import torch as _torch
+
+    marked = {n: t + 1.0 if t.is_floating_point() else t for n, t in state.items()}
+    return returned.keys() == marked.keys() and all(
+        _torch.equal(returned[n], t) for n, t in marked.items()
+    )
 
 
 def _observe(

@@ -236,6 +236,17 @@ def zero_init_last_bn(net):
     return net
 
 
+# %% exercise 3, mark 0: the network passed in changed, but a copy of it returned
+import copy as _copy
+
+
+def zero_init_last_bn(net):
+    for module in net.modules():
+        if isinstance(module, BNResidualBlock):
+            nn.init.zeros_(module.f[-1].weight)
+    return _copy.deepcopy(net)
+
+
 # %% exercise 3, mark 0: a fresh zero-gamma network built with bn_net
 def zero_init_last_bn(net):
     return bn_net(zero_gamma=True, seed=SEED)
