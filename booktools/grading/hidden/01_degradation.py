@@ -1,9 +1,11 @@
-"""Hidden tests for notebooks/01_degradation.ipynb, run by `make grade` after the notebook, in its kernel.
+"""Hidden tests for notebooks/01_degradation.ipynb, run by `make grade`, each with its exercise's answer alone in a
+process of its own (booktools/grading/isolated.py).
 
 Each test runs the answer on inputs the notebook never shows and observes what it did (`_observe`, from
 booktools/grading/hidden/_common.py, which runs before every chapter's hidden tests): its values, whether the object passed in
 is the one changed, whether a function that the exercise asks to write by hand is used (`_refers_to`). The grader
-compares every observation with the reference solution's, in a process of its own.
+compares every observation with the reference solution's, in a process of its own. Exercise 2's answer is a block's
+weights: its test keeps them as arrays, and `observe_2` observes them in a process no answer has run in.
 booktools/grading/mutants/01_degradation.py holds the wrong answers these tests must reject and the right ones they must accept.
 """
 

@@ -1,12 +1,14 @@
-"""Hidden tests for notebooks/02_identity_and_zero_init.ipynb, run by `make grade` after the notebook, in its kernel;
-they use the notebook's names (torch, nn, ReZeroBlock, ...).
+"""Hidden tests for notebooks/02_identity_and_zero_init.ipynb, run by `make grade`, each with its exercise's answer
+alone in a process of its own (booktools/grading/isolated.py); they use the notebook's names (torch, nn, ReZeroBlock,
+...).
 
 Each test runs the answer on inputs the notebook never shows and observes what it did (`_observe`, from
 booktools/grading/hidden/_common.py): outputs, the gradients that reach alpha, the branch and the input (none where something
 was detached), whether the object passed in is the one changed and nothing else changed, and whether a class the
 exercise asks to replace by hand is used (`_refers_to`). The grader compares every observation with the reference
-solution's, in a process of its own. booktools/grading/mutants/02_identity_and_zero_init.py holds the wrong answers these tests
-must reject and the right ones they must accept.
+solution's, in a process of its own. Exercise 3's answer is a network's weights: its test keeps them as arrays, and
+`observe_3` observes them in a process no answer has run in. booktools/grading/mutants/02_identity_and_zero_init.py
+holds the wrong answers these tests must reject and the right ones they must accept.
 """
 
 
@@ -282,6 +284,21 @@ def exercise_4():
         )
 
 
+def _ch02_registered(block, scale):
+    """How much the block's parameter named "scale" moves, on average, when block.scale (`scale`) is marked (1 added
+    to it): 1 only if that parameter is block.scale itself, 0 if it is another tensor; None if there is no such
+    parameter or block.scale is no tensor. block.scale is then as it was."""
+    registered = dict(block.named_parameters()).get("scale")
+    if not isinstance(scale, torch.Tensor) or registered is None:
+        return None
+    before, saved = registered.detach().clone(), scale.detach().clone()
+    _mark([scale])
+    moved = float((registered.detach() - before).double().mean())
+    with torch.no_grad():
+        scale.copy_(saved)
+    return moved
+
+
 def exercise_5():
     gen = torch.Generator().manual_seed(_seed(5150))
     for width, batch in ((3, 4), (10, 6)):
@@ -296,8 +313,12 @@ def exercise_5():
             scale = block.scale
             _observe(
                 f"scale is a parameter of the block, {where}",
-                dict(block.named_parameters()).get("scale") is scale,
+                _ch02_registered(block, scale),
                 "self.scale must be an nn.Parameter of the block, so that an optimiser sees it",
+                close=(
+                    0,
+                    1e-3,
+                ),  # 1 for the same tensor, up to float32's rounding of the mark; 0 for another
             )
             _observe(
                 f"scale trains, {where}",

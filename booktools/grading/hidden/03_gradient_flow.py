@@ -1,5 +1,6 @@
-"""Hidden tests for notebooks/03_gradient_flow.ipynb, run by `make grade` in each submission's kernel after the
-notebook itself; they use the notebook's names (torch, np, tanh_stack, layer_norms, ...).
+"""Hidden tests for notebooks/03_gradient_flow.ipynb, run by `make grade`, each with its exercise's answer alone in a
+process of its own (booktools/grading/isolated.py); they use the notebook's names (torch, np, tanh_stack,
+layer_norms, ...).
 
 Each test runs the answer on inputs, depths and seeds the notebook never shows and observes what it did (`_observe`,
 from booktools/grading/hidden/_common.py): its values, whether the tensor passed in is left alone, and whether a function the

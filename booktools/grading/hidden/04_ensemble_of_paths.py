@@ -1,4 +1,5 @@
-"""Hidden tests for notebooks/04_ensemble_of_paths.ipynb, run by `make grade` in each submission's kernel.
+"""Hidden tests for notebooks/04_ensemble_of_paths.ipynb, run by `make grade`, each with its exercise's answer alone
+in a process of its own (booktools/grading/isolated.py).
 
 Each test runs the answer on inputs the notebook never shows (its own seeded draws, other depths, a network of its
 own) and observes what it did (`_observe`, from booktools/grading/hidden/_common.py): its values, whether the helper the exercise
@@ -168,12 +169,18 @@ def exercise_4():
     resnet.stem, resnet.blocks, resnet.head = stem, blocks, head
     try:
         got = [branch_deleted_error(i) for i in range(depth)]
-        still_there = all(
-            block.f is branch for block, branch in zip(resnet.blocks, branches)
-        )
-        after = nn.ModuleList([stem, blocks, head]).state_dict()
+        after = {
+            k: v.clone()
+            for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
+        }
         modes = [
             m.training for module in (stem, blocks, head) for m in module.modules()
+        ]
+        # the branches the test holds, marked: a block of resnet's shows the mark only if its branch is one of them
+        _mark(t for branch in branches for t in branch.state_dict().values())
+        put_back = [
+            {k: v.clone() for k, v in block.f.state_dict().items()}
+            for block in resnet.blocks
         ]
     finally:
         resnet.stem, resnet.blocks, resnet.head = saved
@@ -181,11 +188,6 @@ def exercise_4():
         "network",
         candidate,
         "the hidden test graded on another network than the reference's",
-    )
-    _observe(
-        "branches put back",
-        still_there,
-        "put every branch back after measuring: the same module that was there before",
     )
     why = "leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed"
     _observe(
@@ -199,6 +201,11 @@ def exercise_4():
         modes,
         why,
         student="leave resnet as you found it: no weight, BatchNorm statistic or train/eval mode changed",
+    )
+    _observe(
+        "branches put back",
+        put_back,
+        "put every branch back after measuring: the same module that was there before",
     )
     for i in range(depth):
         _observe(

@@ -1,5 +1,6 @@
-"""Hidden tests for notebooks/05_pre_vs_post_norm.ipynb, run by `make grade` in each submission's kernel after the
-notebook itself; they use the notebook's names (torch, nn, TransformerBlock, TinyGPT, PreNormBlock, ...).
+"""Hidden tests for notebooks/05_pre_vs_post_norm.ipynb, run by `make grade`, each with its exercise's answer alone in a
+process of its own (booktools/grading/isolated.py); they use the notebook's names (torch, nn, TransformerBlock,
+TinyGPT, PreNormBlock, ...).
 
 Each test runs the answer on inputs the notebook never shows (other rates, warm-up lengths, widths, depths, sequence
 lengths), in float64 where the answer is a tensor, and observes what it did (`_observe`, from

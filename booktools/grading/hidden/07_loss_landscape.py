@@ -1,4 +1,5 @@
-"""Hidden tests for notebooks/07_loss_landscape.ipynb, run by `make grade` in each submission's kernel.
+"""Hidden tests for notebooks/07_loss_landscape.ipynb, run by `make grade`, each with its exercise's answer alone in
+a process of its own (booktools/grading/isolated.py).
 
 Each test runs the answer on inputs the notebook never shows (its own seeded generators, other shapes, a freshly
 built net with BatchNorm statistics of its own), never on the notebook's trained nets, so that it holds for any

@@ -1,4 +1,5 @@
-"""Hidden tests for notebooks/08_variants.ipynb, run by `make grade` in each submission's kernel.
+"""Hidden tests for notebooks/08_variants.ipynb, run by `make grade`, each with its exercise's answer alone in a
+process of its own (booktools/grading/isolated.py).
 
 Each test runs the answer on inputs the notebook never shows (its own seeded draws, other shapes, a network of its
 own) and observes what it did (`_observe`, from booktools/grading/hidden/_common.py): values, gradients where they should flow,

@@ -1,12 +1,14 @@
-"""Hidden tests for notebooks/09_depth_scaling.ipynb, run by `make grade` after the notebook, in its kernel; they
-use the notebook's names (torch, nn, Branch, ScaledResidualBlock, DigitsNet, BRANCH_SCALES, ...).
+"""Hidden tests for notebooks/09_depth_scaling.ipynb, run by `make grade`, each with its exercise's answer alone in a
+process of its own (booktools/grading/isolated.py); they use the notebook's names (torch, nn, Branch,
+ScaledResidualBlock, DigitsNet, BRANCH_SCALES, ...).
 
 Each test runs the answer on inputs the notebook never shows and observes what it did (`_observe`, from
 booktools/grading/hidden/_common.py): the stream's sizes and the gradients that reach the input and the branches (none where
 something was detached), whether the net passed in is the one changed and what else changed, and the best column of
 loss tables with diverged runs in them. The grader compares every observation with the reference solution's, in a
-process of its own. booktools/grading/mutants/09_depth_scaling.py holds the wrong answers these tests must reject and the right
-ones they must accept.
+process of its own. Exercise 2's answer is the blocks' scales: its test keeps them and the weights as arrays, and
+`observe_2` observes them in a process no answer has run in. booktools/grading/mutants/09_depth_scaling.py holds the
+wrong answers these tests must reject and the right ones they must accept.
 """
 
 

@@ -1,5 +1,6 @@
-"""Hidden tests for notebooks/10_hyper_connections.ipynb, run by `make grade` after the notebook, in its kernel;
-they use the notebook's names (torch, composite_gains, log_sinkhorn, sinkhorn_until, ...).
+"""Hidden tests for notebooks/10_hyper_connections.ipynb, run by `make grade`, each with its exercise's answer alone in
+a process of its own (booktools/grading/isolated.py); they use the notebook's names (torch, composite_gains,
+log_sinkhorn, sinkhorn_until, ...).
 
 Each test runs the answer on inputs the notebook never shows and observes what it did (`_observe`, from
 booktools/grading/hidden/_common.py): the gains it returns for stacks whose order matters and whose row sums can be negative,

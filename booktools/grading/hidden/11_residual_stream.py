@@ -1,5 +1,6 @@
-"""Hidden tests for notebooks/11_residual_stream.ipynb, run by `make grade` in each submission's kernel after the
-notebook itself; they use the notebook's names (torch, nn, TinyGPT, PreNormBlock, VOCAB, TOKENS, ...).
+"""Hidden tests for notebooks/11_residual_stream.ipynb, run by `make grade`, each with its exercise's answer alone in a
+process of its own (booktools/grading/isolated.py); they use the notebook's names (torch, nn, TinyGPT, PreNormBlock,
+VOCAB, TOKENS, ...).
 
 Each test runs the answer on inputs the notebook never shows (other depths, widths, batches and sequence lengths,
 LayerNorms with other gains, biases and eps, logits of other shapes), in float64, and observes what it did, to
