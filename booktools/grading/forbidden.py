@@ -109,6 +109,8 @@ HIDDEN_NAMES = {
     "_kept_array",
     "_kept_state",
     "_mark",
+    "_modules_of",
+    "_tensors_of",
     "_shows_mark",
     "_refers_to",
     "_code_objects",

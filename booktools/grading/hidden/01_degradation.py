@@ -84,27 +84,6 @@ def exercise_1():
         )
 
 
-def _ch01_modules(module, prefix=""):
-    """{state-dict prefix: module} of `module` and every module inside it, read from the modules' own dictionaries:
-    no method of the notebook's BNPlainBlock, which an answer could replace, is called."""
-    found = {prefix: module}
-    for name, child in object.__getattribute__(module, "__dict__")["_modules"].items():
-        if child is not None:
-            found.update(_ch01_modules(child, f"{prefix}{name}."))
-    return found
-
-
-def _ch01_tensors(module):
-    """{state-dict name: tensor} of every parameter and buffer inside `module` (as _ch01_modules reads them)."""
-    found = {}
-    for prefix, m in _ch01_modules(module).items():
-        own = object.__getattribute__(m, "__dict__")
-        for name, t in (*own["_parameters"].items(), *own["_buffers"].items()):
-            if t is not None:
-                found[prefix + name] = t
-    return found
-
-
 def _ch01_plain_block(state, x, eps):
     """What a BNPlainBlock computes in evaluation mode, written out here from its weights and statistics, in float64:
     relu(BN(W2 relu(BN(W1 x)))), BatchNorm's eps the test's own. The test observes nothing that the notebook's BNPlainBlock,
@@ -128,7 +107,7 @@ def _ch01_drawn_block(gen):
     test, however the block was built, and BatchNorm's eps set to the test's own."""
     block = BNPlainBlock(16)
     with torch.no_grad():
-        for name, t in sorted(_ch01_tensors(block).items()):
+        for name, t in sorted(_tensors_of(block).items()):
             if name in ("f.0.weight", "f.3.weight"):
                 t.copy_(torch.randn(t.shape, generator=gen) / 4)
             elif name.endswith(("bias", "running_mean")):
@@ -148,7 +127,7 @@ _CH01_EPS = 0.25
 
 def _ch01_eps(block) -> list:
     """The eps of the block's two BatchNorms, read from their own dictionaries (NaN where there is none)."""
-    modules = _ch01_modules(block)
+    modules = _modules_of(block)
     found = []
     for name in ("f.1.", "f.4."):
         eps = (
@@ -160,17 +139,27 @@ def _ch01_eps(block) -> list:
     return found
 
 
+def _ch01_non_negative(gen):
+    """The inputs exercise 2 runs the block on: non-negative, like a ReLU output, in float64."""
+    return torch.rand(32, 16, generator=gen, dtype=torch.float64) * 3
+
+
 def exercise_2():
     """Runs make_identity on a block drawn here and keeps, as arrays, the block passed in (its weights, statistics and
     eps) and what it returned; the judge's process observes them (`observe_2`)."""
-    block = _ch01_drawn_block(torch.Generator().manual_seed(_seed(2024)))
+    gen = torch.Generator().manual_seed(_seed(2024))
+    block = _ch01_drawn_block(gen)
+    x = _ch01_non_negative(gen)
     returned = make_identity(block)
     _keep("eps", _ch01_eps(block))
-    _keep("block", _ch01_tensors(block))
-    _mark(_ch01_tensors(block).values())
+    _keep("block", _tensors_of(block))
+    # the block run by its own forward, hooks and all, in evaluation mode: it must compute what its weights say
+    with torch.no_grad():
+        _keep("forward", block.eval()(x.float()))
+    _mark(_tensors_of(block).values())
     _keep(
         "returned",
-        _ch01_tensors(returned) if isinstance(returned, nn.Module) else {},
+        _tensors_of(returned) if isinstance(returned, nn.Module) else {},
     )
 
 
@@ -178,9 +167,8 @@ def observe_2(kept):
     """In a process no answer has run in: the block's weights and statistics, as the answer left them, run here by
     the test's own arithmetic (`_ch01_plain_block`) with the eps the block came with."""
     gen = torch.Generator().manual_seed(_seed(2024))
-    _ch01_drawn_block(
-        gen
-    )  # the same draws as the answer's run, so that the inputs below come after them
+    _ch01_drawn_block(gen)  # the same draws as the answer's run, then the same inputs
+    x = _ch01_non_negative(gen)
     state, returned = _kept_state(kept, "block"), _kept_state(kept, "returned")
     if not state:  # the answer's run stopped before it, and the judge reports its error
         return
@@ -201,8 +189,6 @@ def observe_2(kept):
         sorted(state),
         "keep the block's layers and set their weights and statistics: do not add, remove or replace layers",
     )
-    # non-negative, like a ReLU output
-    x = torch.rand(32, 16, generator=gen, dtype=torch.float64) * 3
     out = _ch01_plain_block(state, x, _CH01_EPS)
     _observe(
         "identity on non-negative inputs",
@@ -212,6 +198,14 @@ def observe_2(kept):
         "graded: running_var and the weights must absorb it)",
         close=(1e-5, 1e-6),
         student="set the weights and the batch-norm statistics of the block so that it returns non-negative inputs unchanged, with the eps it came with",
+    )
+    forward = kept.get("forward")
+    _observe(
+        "the block's own forward",
+        torch.from_numpy(forward.copy()) if forward.dtype.kind == "f" else None,
+        "the block, run in evaluation mode, must return non-negative inputs unchanged: no hook or other code may "
+        "change what its weights compute",
+        close=(1e-4, 1e-5),  # float32, as the block computes
     )
 
 

@@ -157,16 +157,21 @@ def exercise_3():
     judge's process observes them (`observe_3`)."""
     for k, net in enumerate(_bn_nets()):
         returned = zero_init_last_bn(net)
-        _keep(f"net {k}", net.state_dict())
+        state = _tensors_of(net)  # as it is, not as a hooked state_dict() would say
+        _keep(f"net {k}", state)
         _keep(
             f"trainable {k}",
-            {name: p.requires_grad for name, p in net.named_parameters()},
+            {
+                n: t.requires_grad
+                for n, t in state.items()
+                if isinstance(t, nn.Parameter)
+            },
         )
         # what was returned shows the mark only if it is the network passed in
-        _mark(net.state_dict().values())
+        _mark(state.values())
         _keep(
             f"returned {k}",
-            returned.state_dict() if isinstance(returned, nn.Module) else {},
+            _tensors_of(returned) if isinstance(returned, nn.Module) else {},
         )
 
 

@@ -171,15 +171,15 @@ def exercise_4():
         got = [branch_deleted_error(i) for i in range(depth)]
         after = {
             k: v.clone()
-            for k, v in nn.ModuleList([stem, blocks, head]).state_dict().items()
+            for k, v in _tensors_of(nn.ModuleList([stem, blocks, head])).items()
         }
         modes = [
             m.training for module in (stem, blocks, head) for m in module.modules()
         ]
         # the branches the test holds, marked: a block of resnet's shows the mark only if its branch is one of them
-        _mark(t for branch in branches for t in branch.state_dict().values())
+        _mark(t for branch in branches for t in _tensors_of(branch).values())
         put_back = [
-            {k: v.clone() for k, v in block.f.state_dict().items()}
+            {k: v.clone() for k, v in _tensors_of(block.f).items()}
             for block in resnet.blocks
         ]
     finally:

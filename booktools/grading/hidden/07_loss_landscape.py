@@ -116,7 +116,7 @@ def exercise_3():
         )
         _observe(
             f"state of net {k}",
-            net.state_dict(),
+            _tensors_of(net),
             "computing the loss must not change the net: no parameter and no running statistic may move "
             "(a forward pass in training mode updates the running statistics)",
         )

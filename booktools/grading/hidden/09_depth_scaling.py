@@ -102,7 +102,7 @@ def exercise_2():
         for k, (net, _) in enumerate(_ch09_scaled_nets()):
             returned = set_branch_scale_(net, rule)
             where = f"net {k}, rule {r}"
-            _keep(f"weights, {where}", net.state_dict())
+            _keep(f"weights, {where}", _tensors_of(net))
             _keep(f"scales, {where}", _ch09_scales(net))
             # what was returned shows this mark only if it is the network passed in
             for m in net.modules():

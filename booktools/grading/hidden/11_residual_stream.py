@@ -77,7 +77,7 @@ def exercise_1():
             )
         _observe(
             f"model left alone, {where}",
-            model.state_dict(),
+            _tensors_of(model),
             "stream_after must not change the model",
         )
 

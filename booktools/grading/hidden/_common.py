@@ -84,8 +84,8 @@ def _raw(key, value):
 
 def _keep(key, value):
     """Keep what the answer made, as arrays, for the exercise's `observe_N(kept)`: a test that defines one only runs
-    the answer here and keeps what it returned (an output, a gradient, a network's `state_dict()`: a dict's entries
-    go under "key/name"). observe_N then runs in a process of its own that no answer has run in (isolated.py): it
+    the answer here and keeps what it returned (an output, a gradient, a network's state as `_tensors_of` reads it,
+    never a `state_dict()` the answer could hook: a dict's entries go under "key/name"). observe_N then runs in a process of its own that no answer has run in (isolated.py): it
     gets these arrays back as tensors (`_kept_state`), loads them into its own networks, runs and measures them
     there, and only there `_observe`s. Numbers, bools and lists of them are kept as arrays too; anything else by its
     type's name."""
@@ -127,6 +127,28 @@ def _kept_state(kept: dict, key: str) -> dict:
         for k, v in kept.items()
         if k.startswith(prefix) and v.dtype.kind in "biuf"
     }
+
+
+def _modules_of(module, prefix=""):
+    """{state-dict prefix: module} of `module` and every module inside it, read from the modules' own dictionaries:
+    no method an answer could replace or hook (`state_dict`, `named_modules`, a state-dict hook) is called."""
+    found = {prefix: module}
+    for name, child in object.__getattribute__(module, "__dict__")["_modules"].items():
+        if child is not None:
+            found.update(_modules_of(child, f"{prefix}{name}."))
+    return found
+
+
+def _tensors_of(module):
+    """{state-dict name: tensor} of every parameter and buffer inside `module`, as `_modules_of` reads them: the
+    network's state as it is, whatever its `state_dict()` would say."""
+    found = {}
+    for prefix, m in _modules_of(module).items():
+        own = object.__getattribute__(m, "__dict__")
+        for name, t in (*own["_parameters"].items(), *own["_buffers"].items()):
+            if t is not None:
+                found[prefix + name] = t
+    return found
 
 
 def _mark(tensors) -> None:

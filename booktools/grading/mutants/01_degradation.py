@@ -154,6 +154,21 @@ def make_identity(block):
     return block
 
 
+# %% exercise 2, mark 0: identity weights and statistics set, but a forward hook doubles what the block returns
+@torch.no_grad()
+def make_identity(block):
+    for m in block.f:
+        if isinstance(m, nn.Linear):
+            m.weight.copy_(torch.eye(m.out_features))
+        elif isinstance(m, nn.BatchNorm1d):
+            m.weight.fill_(math.sqrt(1.0 + m.eps))
+            m.bias.zero_()
+            m.running_mean.zero_()
+            m.running_var.fill_(1.0)
+    block.register_forward_hook(lambda module, inputs, output: 2 * output)
+    return block
+
+
 # %% exercise 3, mark 0: ShortcutA called, which the exercise asks to write by hand
 def shortcut_a(x, c_out):
     return ShortcutA(x.shape[1], c_out, stride=2)(x)

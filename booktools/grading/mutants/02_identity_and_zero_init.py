@@ -247,6 +247,20 @@ def zero_init_last_bn(net):
     return _copy.deepcopy(net)
 
 
+# %% exercise 3, mark 0: no gamma changed; a state-dict hook makes net.state_dict() report them zero
+def zero_init_last_bn(net):
+    def report_zero(module, state, prefix, local_metadata):
+        for name, sub in module.named_modules():
+            if isinstance(sub, BNResidualBlock):
+                key = f"{prefix}{name}.f.4.weight" if name else f"{prefix}f.4.weight"
+                if key in state:
+                    state[key] = torch.zeros_like(state[key])
+        return state
+
+    net._register_state_dict_hook(report_zero)
+    return net
+
+
 # %% exercise 3, mark 0: a fresh zero-gamma network built with bn_net
 def zero_init_last_bn(net):
     return bn_net(zero_gamma=True, seed=SEED)
