@@ -202,7 +202,9 @@ def observe_2(kept):
     forward = kept.get("forward")
     _observe(
         "the block's own forward",
-        torch.from_numpy(forward.copy()) if forward.dtype.kind == "f" else None,
+        torch.from_numpy(forward.copy())
+        if forward is not None and forward.dtype.kind == "f"
+        else None,
         "the block, run in evaluation mode, must return non-negative inputs unchanged: no hook or other code may "
         "change what its weights compute",
         close=(1e-4, 1e-5),  # float32, as the block computes

@@ -189,9 +189,9 @@ def observe_3(kept):
             _kept_state(kept, f"net {k}"),
             _kept_state(kept, f"returned {k}"),
         )
-        if (
-            not state
-        ):  # the answer's run stopped before it, and the judge reports its error
+        x = torch.randn(6, fan_in, generator=gen)  # drawn whatever the answer did
+        # none: the answer's run stopped before it, and the judge reports its error
+        if not state:
             continue
         _observe(
             f"returns the net {k}",
@@ -223,7 +223,6 @@ def observe_3(kept):
             {name: bool(t) for name, t in _kept_state(kept, f"trainable {k}").items()},
             "every parameter must stay trainable: set gamma's value to zero, do not freeze it",
         )
-        x = torch.randn(6, fan_in, generator=gen)
         with torch.no_grad():
             out = net.eval()(x)
         _observe(
@@ -320,10 +319,8 @@ def exercise_5():
                 f"scale is a parameter of the block, {where}",
                 _ch02_registered(block, scale),
                 "self.scale must be an nn.Parameter of the block, so that an optimiser sees it",
-                close=(
-                    0,
-                    1e-3,
-                ),  # 1 for the same tensor, up to float32's rounding of the mark; 0 for another
+                # 1 for the same tensor, up to float32's rounding of the mark; 0 for another
+                close=(0, 1e-3),
             )
             _observe(
                 f"scale trains, {where}",
