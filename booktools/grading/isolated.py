@@ -422,14 +422,16 @@ def records(
     of an exercise share one job: its context is what the hidden test and any of the answers name, run once, and
     each answer runs in a process of its own forked from it; an answer whose run gave no record has a record of its
     error. `seeds` ({exercise: {written seed: seed}}, `drawn_seeds` of the reference's records): what the runs draw
-    their inputs from instead of the secret, which then never reaches their process."""
+    their inputs from instead of the secret, which then never reaches their process. Where the exercise's test
+    observes apart (`observe_N`), its records are made again by `observed_apart`."""
     found = {}
     cells = stub_indices(template)
     for number, sources in sorted(answers.items()):
         forbidden = reaching(
             template, forbidden_helpers(hidden_source).get(number, set())
         )
-        names = read_by_test(hidden_source, number).union(*map(mentions, sources))
+        tests_read = read_by_test(hidden_source, number)
+        names = tests_read.union(*map(mentions, sources))
         needed = context_cells(template, cells[number], names, forbidden)
         table = None if seeds is None else seeds.get(number, {})
         runs = [
@@ -447,9 +449,7 @@ def records(
         found[number] = [record_of(result, number) for result in results]
         if f"def observe_{number}(" in hidden_source:
             # its own context: what the hidden test names, not what the answers name (a heavy cell one of them names)
-            tests_need = context_cells(
-                template, cells[number], read_by_test(hidden_source, number), forbidden
-            )
+            tests_need = context_cells(template, cells[number], tests_read, forbidden)
             found[number] = observed_apart(
                 worker,
                 context_source(template, tests_need, forbidden, cells[number]),
